@@ -1,0 +1,120 @@
+"""KernelConfig: the single definition of one compiled HGEMM kernel variant (data only, no GPU, no CUTLASS).
+
+Two families:
+  sm90  CUTLASS 3.x collective kernel: TMA + wgmma, warp-specialized (cooperative / pingpong), clusters, persistent or
+        stream-K tile scheduler. Built for sm_90a only.
+  sm80  CUTLASS 2.x GemmUniversal: mma.sync m16n8k16 + cp.async multistage, serial split-K. Built for sm_80 and sm_90.
+
+Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
+`kernels.space.runtime_knobs(cfg)` says which ones a variant honours.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+FAMILIES = ("sm90", "sm80")
+ACCUMULATORS = ("f32", "f16")
+B_LAYOUTS = ("row", "col")
+SCHEDULES = ("cooperative", "pingpong")  # sm90 only
+SCHEDULERS = ("persistent", "streamk")  # sm90 only
+ALIGNMENTS = (8, 4, 2)  # elements of fp16: 8 = 16 bytes (TMA needs it; sm90 is always 8)
+
+_SCHEDULE_ABBR = {"cooperative": "coop", "pingpong": "pp"}
+_SCHEDULER_ABBR = {"persistent": "pers", "streamk": "sk"}
+
+
+def _dims(values) -> str:
+    return "x".join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    family: str  # "sm90" | "sm80"
+    acc: str  # "f32" | "f16": accumulator (and epilogue compute) type
+    b_layout: str  # "row": B is K×N row-major; "col": B is N×K row-major (x @ Wᵀ)
+    tile: tuple[int, int, int]  # threadblock (CTA) tile M, N, K
+    cluster: tuple[int, int] = (1, 1)  # sm90: CTAs per cluster along M, N (TMA multicast)
+    warp: tuple[int, int, int] = (0, 0, 0)  # sm80: warp tile M, N, K
+    stages: int = 0  # pipeline stages; sm90: 0 = as many as fit beside the epilogue (StageCountAutoCarveout)
+    schedule: str = ""  # sm90: "cooperative" | "pingpong"
+    scheduler: str = ""  # sm90: "persistent" | "streamk"
+    alignment: int = 8  # A/B/C access width in elements
+
+    def __post_init__(self):
+        # Normalise lists (from JSON) to tuples so equal configs hash equal.
+        for name in ("tile", "cluster", "warp"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(int(v) for v in value))
+        problems = self.structural_problems()
+        if problems:
+            raise ValueError(f"invalid KernelConfig: {'; '.join(problems)}")
+
+    def structural_problems(self) -> list[str]:
+        """Field-level checks. Resource and hardware constraints live in kernels.space.problems()."""
+        out = []
+        if self.family not in FAMILIES:
+            out.append(f"family {self.family!r} not in {FAMILIES}")
+        if self.acc not in ACCUMULATORS:
+            out.append(f"acc {self.acc!r} not in {ACCUMULATORS}")
+        if self.b_layout not in B_LAYOUTS:
+            out.append(f"b_layout {self.b_layout!r} not in {B_LAYOUTS}")
+        if len(self.tile) != 3 or min(self.tile) <= 0:
+            out.append(f"tile {self.tile} must be 3 positive ints")
+        if len(self.cluster) != 2 or min(self.cluster) <= 0:
+            out.append(f"cluster {self.cluster} must be 2 positive ints")
+        if len(self.warp) != 3:
+            out.append(f"warp {self.warp} must be 3 ints")
+        if self.alignment not in ALIGNMENTS:
+            out.append(f"alignment {self.alignment} not in {ALIGNMENTS}")
+        if self.stages < 0:
+            out.append("stages must be >= 0")
+        if self.family == "sm90":
+            if self.schedule not in SCHEDULES:
+                out.append(f"sm90 schedule {self.schedule!r} not in {SCHEDULES}")
+            if self.scheduler not in SCHEDULERS:
+                out.append(f"sm90 scheduler {self.scheduler!r} not in {SCHEDULERS}")
+            if self.warp != (0, 0, 0):
+                out.append("sm90 has no warp tile (leave warp=(0,0,0))")
+        elif self.family == "sm80":
+            if self.schedule or self.scheduler:
+                out.append("sm80 has no schedule/scheduler (leave them empty)")
+            if self.cluster != (1, 1):
+                out.append("sm80 has no clusters (leave cluster=(1,1))")
+            if min(self.warp, default=0) <= 0:
+                out.append(f"sm80 needs a positive warp tile, got {self.warp}")
+            if self.stages < 2:
+                out.append("sm80 multistage needs stages >= 2")
+        return out
+
+    @property
+    def name(self) -> str:
+        """Stable, readable, unique id; also the .so stem and the tuned-table `kernel` value."""
+        parts = [self.family, self.acc, self.b_layout, "t" + _dims(self.tile)]
+        if self.family == "sm90":
+            parts += ["c" + _dims(self.cluster), "s" + (str(self.stages) if self.stages else "auto"),
+                      _SCHEDULE_ABBR[self.schedule], _SCHEDULER_ABBR[self.scheduler]]
+        else:
+            parts += ["w" + _dims(self.warp), "s" + str(self.stages)]
+        parts.append("a" + str(self.alignment))
+        return "_".join(parts)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for key in ("tile", "cluster", "warp"):
+            d[key] = list(d[key])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "KernelConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known - {"name"}
+        if unknown:
+            raise ValueError(f"unknown KernelConfig keys: {sorted(unknown)}")
+        cfg = cls(**{k: v for k, v in d.items() if k in known})
+        if "name" in d and d["name"] != cfg.name:
+            raise ValueError(f"name {d['name']!r} does not match the config ({cfg.name!r})")
+        return cfg
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,36 @@
+"""The service's configuration: one pydantic-settings class, read from `HGEMM_*` environment variables (Contract 5)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HGEMM_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    backend: Literal["auto", "gpu", "cpu"] = "auto"
+    max_batch_size: int = Field(8, ge=1, le=256)
+    max_queue_delay_us: int = Field(500, ge=0, le=10_000_000)
+    queue_capacity: int = Field(512, ge=1)
+    request_timeout_s: float = Field(10.0, gt=0)
+    max_body_bytes: int = Field(128 * MiB, ge=1)
+    max_elements: int = Field(4096 * 4096, ge=1, description="largest element count of any one matrix (A, B or C)")
+    operand_budget_bytes: int = Field(2 * GiB, ge=0)
+    api_keys: str = Field("", description="comma-separated bearer tokens; empty disables auth")
+    num_streams: int = Field(8, ge=1, le=64)
+    canary_rate: float = Field(0.0, ge=0.0, le=1.0)
+
+    @property
+    def api_key_list(self) -> list[str]:
+        return [key.strip() for key in self.api_keys.split(",") if key.strip()]
+
+    @property
+    def max_queue_delay_s(self) -> float:
+        return self.max_queue_delay_us / 1e6
