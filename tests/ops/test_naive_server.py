@@ -1,0 +1,63 @@
+"""The naive baseline speaks the binary subset of the service's API and computes the right product (CPU here; the
+same code runs torch.matmul on the GPU for the H200 comparison)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from loadtest.naive_server import create_app
+
+BINARY = {"Content-Type": "application/octet-stream"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app("cpu")) as test_client:
+        yield test_client
+
+
+def reference(a: np.ndarray, b: np.ndarray, layout: str) -> np.ndarray:
+    b64 = b.astype(np.float64)
+    return a.astype(np.float64) @ (b64.T if layout == "col" else b64)
+
+
+def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref))
+
+
+@pytest.mark.parametrize("layout", ["row", "col"])
+def test_inline_b_matches_float64(client, layout):
+    rng = np.random.default_rng(11)
+    m, n, k = 5, 24, 40
+    a = rng.uniform(-1, 1, (m, k)).astype("<f2")
+    b = rng.uniform(-1, 1, (n, k) if layout == "col" else (k, n)).astype("<f2")
+    response = client.post("/v1/hgemm", params={"m": m, "n": n, "k": k, "b_layout": layout},
+                           content=a.tobytes() + b.tobytes(), headers=BINARY)
+    assert response.status_code == 200, response.text
+    c = np.frombuffer(response.content, dtype="<f2").reshape(m, n)
+    assert relative_error(c, reference(a, b, layout)) < 1e-3
+
+
+def test_resident_operand_register_use_delete(client):
+    rng = np.random.default_rng(12)
+    m, n, k = 3, 16, 32
+    w = rng.uniform(-1, 1, (n, k)).astype("<f2")
+    created = client.post("/v1/operands", params={"k": k, "n": n, "b_layout": "col"}, content=w.tobytes(),
+                          headers=BINARY)
+    assert created.status_code == 201
+    operand = created.json()["id"]
+    a = rng.uniform(-1, 1, (m, k)).astype("<f2")
+    response = client.post("/v1/hgemm", headers={**BINARY, "X-M": str(m), "X-Operand": operand}, content=a.tobytes())
+    assert response.status_code == 200, response.text
+    c = np.frombuffer(response.content, dtype="<f2").reshape(m, n)
+    assert relative_error(c, reference(a, w, "col")) < 1e-3
+    assert client.delete(f"/v1/operands/{operand}").status_code == 200
+    assert client.post("/v1/hgemm", params={"m": m, "operand": operand}, content=a.tobytes(),
+                       headers=BINARY).status_code == 404
+
+
+def test_bad_requests_are_4xx(client):
+    assert client.post("/v1/hgemm", params={"m": 2, "n": 2, "k": 2}, content=b"\0" * 7, headers=BINARY).status_code == 400
+    assert client.post("/v1/hgemm", params={"m": 0, "n": 2, "k": 2}, content=b"", headers=BINARY).status_code == 422
+    assert client.get("/health/ready").json()["status"] == "ready"
