@@ -68,8 +68,9 @@ def cublaslt_autotuned(
 
     algos = list(lt_algorithms(m, n, k, b_layout=b_layout, acc=acc, top_n=top_n))
     best, best_us, failed = None, float("inf"), []
-    for index in range(len(algos)):
-        candidate = cublas_arm(name, "lt_algo", b_layout, acc, algo_index=index)
+    for algo in algos:
+        index = algo.index
+        candidate = cublas_arm(name, "lt_algo", b_layout, acc, algo_index=index, top_n=top_n)
         us = judge(candidate)
         if us is None:
             failed.append(index)

@@ -1,0 +1,80 @@
+"""The benchmark CLI accepts exactly CUDA-L2's flags (same names, same required set) plus ours."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuner.eval_cli import build_parser, parse_args
+from tuner.shapes import Shape
+
+ROOT = Path(__file__).resolve().parents[2]
+CUDA_L2_FLAGS = ["--mnk", "--acc_precise", "--warmup_seconds", "--benchmark_seconds", "--base_dir", "--gpu_device_id",
+                 "--mode", "--target_qps"]
+BASE = ["--mnk", "64_4096_64", "--acc_precise", "fp32", "--warmup_seconds", "5", "--benchmark_seconds", "10",
+        "--base_dir", "./results", "--gpu_device_id", "0", "--mode", "offline"]
+
+
+def test_cuda_l2_command_line_parses_unchanged():
+    args = parse_args(BASE)
+    assert args.shapes == [Shape(64, 4096, 64)]
+    assert (args.acc, args.warmup_seconds, args.benchmark_seconds) == ("f32", 5.0, 10.0)
+    assert (args.base_dir, args.gpu_device_id, args.mode) == ("./results", 0, "offline")
+    assert args.timings == ("kernel", "call")
+
+
+def test_every_cuda_l2_flag_exists_with_its_spelling():
+    options = {s for a in build_parser()._actions for s in a.option_strings}
+    assert set(CUDA_L2_FLAGS) | {"--device_type", "--grid", "--timing"} <= options
+
+
+@pytest.mark.parametrize("drop", ["--acc_precise", "--warmup_seconds", "--benchmark_seconds", "--base_dir",
+                                  "--gpu_device_id", "--mode"])
+def test_required_flags_are_required(drop):
+    i = BASE.index(drop)
+    with pytest.raises(SystemExit):
+        parse_args(BASE[:i] + BASE[i + 2:])
+
+
+def test_server_mode_needs_target_qps():
+    server = BASE[:-1] + ["server"]
+    with pytest.raises(SystemExit):
+        parse_args(server)
+    args = parse_args(server + ["--target_qps", "100"])
+    assert args.target_qps == 100.0 and args.mode == "server"
+
+
+def test_fp16_and_timing_and_device_type():
+    args = parse_args(BASE[:3] + ["fp16"] + BASE[4:] + ["--timing", "call", "--device_type", "H200"])
+    assert args.acc == "f16" and args.timings == ("call",) and args.device_type == "H200"
+
+
+@pytest.mark.parametrize("bad", [["--mnk", "64_64"], ["--mnk", "0_64_64"], ["--acc_precise", "bf16"],
+                                 ["--mode", "online"], ["--timing", "gpu"], ["--baselines", "nope"]])
+def test_bad_values_are_rejected(bad):
+    argv = list(BASE)
+    if bad[0] in argv:
+        i = argv.index(bad[0])
+        argv[i + 1] = bad[1]
+    else:
+        argv += bad
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+
+
+def test_grid_mode_reads_m_n_k_lines_and_excludes_mnk(tmp_path):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("64_64_64\n# comment\n\n128_256_512\n64_64_64\n")
+    no_mnk = BASE[2:]
+    args = parse_args(no_mnk + ["--grid", str(grid)])
+    assert args.shapes == [Shape(64, 64, 64), Shape(128, 256, 512)]
+    with pytest.raises(SystemExit):
+        parse_args(BASE + ["--grid", str(grid)])
+    with pytest.raises(SystemExit):
+        parse_args(no_mnk)
+
+
+def test_shell_script_passes_flags_through(tmp_path):
+    bad = subprocess.run([str(ROOT / "eval_one_file.sh"), "--mnk", "1_2"], capture_output=True, text=True,
+                         env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"})
+    assert bad.returncode == 2 and "--acc_precise" in bad.stderr

@@ -1,0 +1,42 @@
+"""The predictor: trained on some shapes, asked about shapes it never measured."""
+import pytest
+
+from tuner.agent import Agent, AgentParams
+from tuner.arms import from_config
+from tuner.compare import sample_shapes
+from tuner.features import FeatureMap
+from tuner.predictor import Predictor, heldout_eval
+from tuner.search import agent_search
+from tuner.synthetic import SyntheticEnv, synthetic_arms
+
+
+def test_training_makes_held_out_predictions_better_than_an_untrained_model():
+    shapes = sample_shapes(40, seed=5)
+    train, held = shapes[:30], shapes[30:]
+    env = SyntheticEnv()
+    fm = FeatureMap(synthetic_arms())
+    untrained = heldout_eval(Agent(fm, AgentParams(seed=0)), SyntheticEnv(), held)
+    agent = Agent(fm, AgentParams(seed=0))
+    for s in train:
+        agent_search(agent, env, s, budget_trials=20)
+    trained = heldout_eval(agent, SyntheticEnv(), held)
+    assert trained["geomean_of_best"] > untrained["geomean_of_best"]
+    assert trained["geomean_of_best"] > 0.7  # within ~25% of the best arm, without measuring anything
+
+
+def test_dispatcher_hook_returns_a_kernel_config_and_knobs_and_round_trips(tmp_path):
+    space = pytest.importorskip("kernels.space")
+    configs = [c for c in space.variant_set("default") if c.acc == "f32" and c.b_layout == "col"]
+    arms = [a for c in configs for a in from_config(c, space.runtime_knobs(c))]
+    agent = Agent(FeatureMap(arms))
+    for a in arms[:5]:  # teach it that the first config is good everywhere
+        agent.observe(1024, 1024, 1024, "f32", a, 0.3)
+    agent.refresh()  # exact covariance, as a loaded predictor has
+    pred = Predictor(agent, {"f32/col": arms}, {c.name: c.to_dict() for c in configs}, min_speedup=1.0)
+    cfg, knobs = pred(1024, 1024, 1024, "col", "f32")
+    assert cfg.acc == "f32" and cfg.b_layout == "col" and set(knobs) == {"raster", "swizzle", "splits"}
+    assert pred(1024, 1024, 1024, "row", "f32") is None  # no arms for that layout: leave it to cuBLAS
+    loaded = Predictor.load(pred.save(tmp_path / "p.json"))
+    assert loaded(1024, 1024, 1024, "col", "f32") == (cfg, knobs)
+    strict = Predictor(agent, {"f32/col": arms}, {c.name: c.to_dict() for c in configs}, min_speedup=100.0)
+    assert strict(1024, 1024, 1024, "col", "f32") is None  # not expected to beat cuBLAS: no prediction

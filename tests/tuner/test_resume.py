@@ -1,0 +1,37 @@
+"""Tuning is resumable: finished shapes are kept in a JSONL file and skipped on a rerun; the model is rebuilt."""
+import json
+
+from tuner.store import ResultStore
+from tuner.tune_cli import main
+
+
+def _tune(tmp_path, limit):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("\n".join(["64_64_64", "128_128_128", "256_4096_64", "1024_1024_1024", "64_16384_256"]))
+    argv = ["--grid", str(grid), "--env", "synthetic", "--budget-trials", "5", "--state-dir", str(tmp_path / "st"),
+            "--tables-dir", str(tmp_path / "tables"), "--limit", str(limit)]
+    assert main(argv) == 0
+    return ResultStore(tmp_path / "st" / "finished_f32_col.jsonl")
+
+
+def test_second_run_skips_finished_shapes_and_writes_one_table(tmp_path):
+    store = _tune(tmp_path, 3)
+    first = store.load()
+    assert len(first) == 3
+    store = _tune(tmp_path, 5)
+    lines = store.path.read_text().splitlines()
+    assert len(lines) == 5  # the 3 finished shapes were not tuned again
+    assert {json.loads(line)["mnk"] for line in lines[:3]} == {r["mnk"] for r in first.values()}
+    table = json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())
+    assert len(table["entries"]) == 5
+    predictor = json.loads((tmp_path / "st" / "predictor_f32_col.json").read_text())
+    assert predictor["agent"]["n_obs"] == 25
+
+
+def test_a_torn_last_line_is_ignored_and_not_glued_to_the_next(tmp_path):
+    store = ResultStore(tmp_path / "f.jsonl")
+    store.append({"mnk": "64_64_64", "acc": "f32", "b_layout": "col"})
+    with open(store.path, "a") as f:
+        f.write('{"mnk": "128_12')  # crash mid-write
+    store.append({"mnk": "256_256_256", "acc": "f32", "b_layout": "col"})
+    assert sorted(store.load()) == ["256_256_256|f32|col", "64_64_64|f32|col"]

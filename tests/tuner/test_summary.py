@@ -1,0 +1,77 @@
+"""Summary maths on hand-made results with known answers, through the files an eval run writes."""
+import json
+import math
+
+import pytest
+
+from tuner import summary
+from tuner.correctness import CheckResult
+from tuner.results import competitor_record, shape_record, speedups, write_results
+from tuner.shapes import Shape, bucket_of
+
+
+def test_buckets_split_at_1e9_and_1e11():
+    assert bucket_of(0.99e9) == "<1e9" and bucket_of(1e9) == "1e9-1e11"
+    assert bucket_of(0.99e11) == "1e9-1e11" and bucket_of(1e11) == ">1e11"
+
+
+def test_geomean():
+    assert summary.geomean([2, 8]) == pytest.approx(4.0)
+    assert math.isnan(summary.geomean([]))
+    with pytest.raises(ValueError):
+        summary.geomean([1.0, 0.0])
+
+
+def _record(shape, ours_us, theirs):
+    ok = CheckResult(True, 1e-4, 0.0)
+    comps = {"ours": competitor_record(shape, ok, {"kernel": ours_us, "call": 2 * ours_us})}
+    for name, us in theirs.items():
+        comps[name] = competitor_record(shape, ok, {"kernel": us, "call": us})
+    return shape_record(shape, comps)
+
+
+def test_speedups_include_the_stronger_of_tn_and_nn():
+    comps = {"ours": {"kernel_us": 10.0}, "cuBLAS-tn": {"kernel_us": 20.0}, "cuBLAS-nn": {"kernel_us": 15.0}}
+    s = speedups(comps, "kernel")
+    assert s == {"cuBLAS-tn": 2.0, "cuBLAS-nn": 1.5, "cuBLAS-max": 1.5}
+
+
+def test_geomean_by_bucket_from_written_results(tmp_path):
+    small1, small2 = Shape(64, 64, 64), Shape(64, 64, 128)  # 5.2e5, 1.0e6 FLOP
+    mid = Shape(1024, 1024, 1024)  # 2.1e9
+    big1, big2 = Shape(4096, 4096, 4096), Shape(8192, 4096, 4096)  # 1.4e11, 2.7e11
+    records = [_record(small1, 1.0, {"torch.matmul": 2.0}), _record(small2, 1.0, {"torch.matmul": 8.0}),
+               _record(mid, 2.0, {"torch.matmul": 3.0}), _record(big1, 4.0, {"torch.matmul": 2.0}),
+               _record(big2, 1.0, {"torch.matmul": 2.0})]
+    paths = write_results(tmp_path, records, {"gpu": "test"})
+    rows = summary.speedup_rows_from_long(summary.read_long_csv(paths["csv"]))
+    table = summary.by_bucket(rows)
+    k = table["kernel"]["torch.matmul"]
+    assert k["<1e9"]["geomean"] == pytest.approx(4.0) and k["<1e9"]["n"] == 2
+    assert k["1e9-1e11"]["geomean"] == pytest.approx(1.5)
+    assert k[">1e11"]["geomean"] == pytest.approx(1.0)  # 0.5 and 2.0
+    assert k["all"]["geomean"] == pytest.approx((2 * 8 * 1.5 * 0.5 * 2) ** 0.2)
+    c = table["call"]["torch.matmul"]  # ours' call time is twice its kernel time: every speedup halves
+    assert c["all"]["geomean"] == pytest.approx(k["all"]["geomean"] / 2)
+    worst = summary.worst(rows, "kernel", "torch.matmul", 2)
+    assert [w["mnk"] for w in worst] == [big1.mnk, mid.mnk]
+
+
+def test_cli_writes_summary_and_plots(tmp_path):
+    records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0, "cuBLAS-tn": 1.0, "cuBLAS-nn": 4.0}),
+               _record(Shape(4096, 4096, 4096), 4.0, {"torch.matmul": 2.0, "cuBLAS-tn": 5.0, "cuBLAS-nn": 6.0})]
+    paths = write_results(tmp_path / "run", records, {})
+    assert summary.main(["--results", str(paths["csv"]), "--out", str(tmp_path / "s")]) == 0
+    data = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert data["by_bucket"]["kernel"]["cuBLAS-max"]["all"]["geomean"] == pytest.approx(math.sqrt(1.0 * 1.25))
+    assert (tmp_path / "s" / "speedup_by_bucket.png").stat().st_size > 0
+    assert (tmp_path / "s" / "tflops_vs_flop.png").stat().st_size > 0
+
+
+def test_wide_csv_in_cuda_l2_format(tmp_path):
+    path = tmp_path / "published.csv"
+    path.write_text("mnk,torch.matmul,cuBLAS-max\n64_64_64,2.0,1.0\n64_64_128,0.5,4.0\n")
+    rows = summary.speedup_rows_from_wide(path, "call")
+    table = summary.by_bucket(rows)["call"]
+    assert table["torch.matmul"]["<1e9"]["geomean"] == pytest.approx(1.0)
+    assert table["cuBLAS-max"]["all"]["geomean"] == pytest.approx(2.0)

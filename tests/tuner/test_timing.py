@@ -1,0 +1,83 @@
+"""Timing logic without a GPU: interleaving, warm-up, Poisson idle gaps, operand rotation, copies beyond L2."""
+import itertools
+import random
+import statistics
+
+import pytest
+
+from tuner.inputs import copies_needed, make_operands
+from tuner.timing import CallSampler, launches_for, poisson_idle, run_interleaved
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_copies_exceed_twice_l2():
+    l2 = 60 * 2**20
+    n = copies_needed(64, 4096, 64, l2)
+    set_bytes = 2 * (64 * 64 + 64 * 4096 + 64 * 4096)
+    assert n * set_bytes >= 2 * l2 and (n - 1) * set_bytes < 2 * l2
+    assert copies_needed(16384, 16384, 16384, l2) == 1
+    assert copies_needed(1, 1, 1, l2) == 4096  # capped
+
+
+def test_launches_cover_all_copies_and_a_useful_replay_length():
+    assert launches_for(10, estimate_us=1000.0) == 10
+    assert launches_for(2, estimate_us=1.0, target_us=2000.0) == 2000
+    assert launches_for(1, estimate_us=0.001, max_launches=8192) == 8192
+
+
+def test_rounds_interleave_competitors_in_random_orders_and_discard_warmup():
+    clock, order = FakeClock(), []
+
+    def sampler(name, timing, us):
+        def run():
+            order.append((name, timing))
+            clock.t += 0.01
+            return us
+        return run
+
+    samplers = {c: {"kernel": sampler(c, "kernel", 1.0 + i), "call": sampler(c, "call", 10.0 + i)}
+                for i, c in enumerate("abc")}
+    res = run_interleaved(samplers, warmup_seconds=0.05, benchmark_seconds=0.3, rng=random.Random(0), clock=clock,
+                          sleep=lambda s: None)
+    rounds = [order[i:i + 6] for i in range(0, len(order), 6)]
+    assert all(sorted(r) == sorted((c, t) for c in "abc" for t in ("kernel", "call")) for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1  # the order changes between rounds
+    warm = len(rounds) - len(res["a"].kernel)
+    assert warm >= 1 and len(res["a"].kernel) >= 3
+    assert res["b"].median("kernel") == 2.0 and res["c"].median("call") == 12.0
+
+
+def test_server_mode_idles_before_every_sample_with_poisson_gaps():
+    gaps = []
+    samplers = {"a": {"call": lambda: 1.0}, "b": {"call": lambda: 2.0}}
+    idle = poisson_idle(100.0, random.Random(1))
+    run_interleaved(samplers, 0.0, 0.0, idle=idle, min_rounds=200, max_rounds=201, sleep=gaps.append)
+    assert len(gaps) == 2 * 201  # warm-up round + 200 measured rounds, one gap per sample
+    assert statistics.mean(gaps) == pytest.approx(0.01, rel=0.15)
+    with pytest.raises(ValueError):
+        poisson_idle(0, random.Random())
+
+
+def test_call_samples_rotate_over_operand_copies_shared_by_all_competitors():
+    used = []
+    counter = itertools.count()
+    argsets = [(i,) for i in range(3)]
+    s1 = CallSampler(lambda x: used.append(("s1", x)), argsets, lambda: None, counter)
+    s2 = CallSampler(lambda x: used.append(("s2", x)), argsets, lambda: None, counter)
+    for _ in range(3):
+        assert s1() >= 0 and s2() >= 0
+    assert [x for _, x in used] == [0, 1, 2, 0, 1, 2]
+
+
+def test_operands_are_random_normal_and_both_b_layouts_hold_the_same_values():
+    ops = make_operands(8, 16, 32, copies=2, device="cpu", seed=3)
+    assert ops.copies == 2 and ops.a[0].shape == (8, 32) and ops.b_col[1].shape == (16, 32)
+    assert (ops.b_col[0] == ops.b_row[0].t()).all()
+    assert not (ops.a[0] == ops.a[1]).all() and float(ops.a[0].float().std()) > 0.5

@@ -1,0 +1,77 @@
+"""An arm of the search = one compiled variant (KernelConfig) + its runtime knobs (raster, swizzle, splits).
+
+Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment + knobs) so
+that the agent, the features and the synthetic environment never need the kernel library; `from_kernel_space`
+builds them from `kernels.space` when it is importable."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment")
+KNOBS = ("raster", "swizzle", "splits")
+
+
+@dataclass(frozen=True)
+class Arm:
+    config: str  # KernelConfig.name (what gets compiled)
+    family: str
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    cluster: str = "1x1"  # "CMxCN"
+    schedule: str = ""
+    scheduler: str = ""
+    stages: int = 0
+    alignment: int = 8
+    raster: int = 0
+    swizzle: int = 0
+    splits: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.config}/r{self.raster}w{self.swizzle}s{self.splits}"
+
+    @property
+    def cluster_size(self) -> int:
+        cm, cn = (int(x) for x in self.cluster.split("x"))
+        return cm * cn
+
+    @property
+    def knobs(self) -> dict:
+        return {"raster": self.raster, "swizzle": self.swizzle, "splits": self.splits}
+
+    def factor(self, name: str):
+        return getattr(self, name)
+
+    def supports(self, m: int, n: int, k: int) -> bool:
+        """The kernel library's packed-operand rule: K and N multiples of the access width."""
+        return k % self.alignment == 0 and n % self.alignment == 0
+
+    def to_dict(self) -> dict:
+        return {f: getattr(self, f) for f in ("config",) + FACTORS + KNOBS}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Arm":
+        return cls(**{k: d[k] for k in ("config",) + FACTORS + KNOBS if k in d})
+
+
+def from_config(cfg, knobs: dict[str, tuple[int, ...]]) -> list[Arm]:
+    """All arms of one KernelConfig: the product of its runtime knob values."""
+    base = dict(config=cfg.name, family=cfg.family, tile_m=cfg.tile[0], tile_n=cfg.tile[1], tile_k=cfg.tile[2],
+                cluster=f"{cfg.cluster[0]}x{cfg.cluster[1]}", schedule=cfg.schedule, scheduler=cfg.scheduler,
+                stages=cfg.stages, alignment=cfg.alignment)
+    return [Arm(**base, raster=r, swizzle=w, splits=s)
+            for r, w, s in itertools.product(knobs["raster"], knobs["swizzle"], knobs["splits"])]
+
+
+def from_kernel_space(acc: str, b_layout: str, variant_set: str | None = None, arch: str | None = None):
+    """(arms, configs by name) from the kernel library: a named variant set, or the whole enumerated space."""
+    from kernels import space
+
+    if variant_set:
+        configs = [c for c in space.variant_set(variant_set) if c.acc == acc and c.b_layout == b_layout]
+    else:
+        configs = space.enumerate(arch=arch, acc=acc, b_layout=b_layout)
+    arms = [arm for cfg in configs for arm in from_config(cfg, space.runtime_knobs(cfg))]
+    return arms, {c.name: c for c in configs}

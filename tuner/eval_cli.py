@@ -1,0 +1,106 @@
+"""`eval_one_file.sh` / `python -m tuner.eval_cli`: CUDA-L2's benchmark flags, plus a grid mode and a timing choice.
+
+  ./eval_one_file.sh --mnk 64_4096_64 --acc_precise fp32 --warmup_seconds 5 --benchmark_seconds 10 \
+      --base_dir ./results --gpu_device_id 0 --mode offline
+  ./eval_one_file.sh ... --mode server --target_qps 100          # Poisson arrivals, GPU idle in between
+  ./eval_one_file.sh --grid ../shared/anchors/grid_1000.txt ...  # one M_N_K per line, instead of --mnk
+  --timing kernel|call|both (default both)   --device_type H200 (optional; detected, checked if given)"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tuner.competitors import BASELINES
+from tuner.shapes import parse_mnk, read_grid
+
+ACC = {"fp32": "f32", "fp16": "f16"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eval_one_file.sh", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    # CUDA-L2's flags, same names and meaning
+    p.add_argument("--mnk", type=str, help="M_N_K, e.g. 64_4096_64 (or --grid)")
+    p.add_argument("--acc_precise", choices=tuple(ACC), required=True)
+    p.add_argument("--warmup_seconds", type=float, required=True)
+    p.add_argument("--benchmark_seconds", type=float, required=True)
+    p.add_argument("--base_dir", type=str, required=True)
+    p.add_argument("--gpu_device_id", type=int, required=True)
+    p.add_argument("--mode", choices=("offline", "server"), required=True)
+    p.add_argument("--target_qps", type=float, help="server mode: Poisson arrival rate (required there)")
+    p.add_argument("--device_type", type=str, help="expected GPU (e.g. H200); detected when omitted")
+    # ours
+    p.add_argument("--grid", type=str, help="file of M_N_K lines (instead of --mnk)")
+    p.add_argument("--timing", choices=("kernel", "call", "both"), default="both")
+    p.add_argument("--b_layout", choices=("col", "row"), default="col",
+                   help="B layout for our kernels: col = N×K (x @ Wᵀ, TN), row = K×N (NN)")
+    p.add_argument("--ours", default="dispatcher", help="'dispatcher', 'none', or a variant name")
+    p.add_argument("--baselines", default=",".join(BASELINES), help="comma list (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = build_parser()
+    args = p.parse_args(argv)
+    if (args.mnk is None) == (args.grid is None):
+        p.error("give exactly one of --mnk or --grid")
+    if args.mode == "server" and args.target_qps is None:
+        p.error("--target_qps is required for server mode")
+    if args.target_qps is not None and args.target_qps <= 0:
+        p.error("--target_qps must be > 0")
+    if args.warmup_seconds < 0 or args.benchmark_seconds <= 0:
+        p.error("--warmup_seconds must be >= 0 and --benchmark_seconds > 0")
+    try:
+        args.shapes = [parse_mnk(args.mnk)] if args.mnk else read_grid(args.grid)
+    except (ValueError, OSError) as exc:
+        p.error(str(exc))
+    args.acc = ACC[args.acc_precise]
+    args.timings = ("kernel", "call") if args.timing == "both" else (args.timing,)
+    args.baseline_names = tuple(b for b in args.baselines.split(",") if b)
+    unknown = set(args.baseline_names) - set(BASELINES)
+    if unknown:
+        p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import torch
+
+    from tuner import env_info
+    from tuner.evaluate import evaluate_shape
+    from tuner.progress import Progress
+    from tuner.results import format_table, write_results
+
+    if not torch.cuda.is_available():
+        print("error: no CUDA device", file=sys.stderr)
+        return 2
+    torch.cuda.set_device(args.gpu_device_id)
+    torch.set_grad_enabled(False)
+    meta = env_info.collect(args.gpu_device_id)
+    if args.device_type and args.device_type.lower() not in meta["gpu"].lower():
+        print(f"warning: --device_type {args.device_type} but the device is {meta['gpu']}", file=sys.stderr)
+    meta.update(mode=args.mode, target_qps=args.target_qps, acc=args.acc, b_layout=args.b_layout,
+                warmup_seconds=args.warmup_seconds, benchmark_seconds=args.benchmark_seconds, timings=args.timings,
+                argv=sys.argv[1:] if argv is None else list(argv))
+    records = []
+    for shape in Progress(args.shapes, "eval"):
+        rec = evaluate_shape(shape, args.acc, warmup_seconds=args.warmup_seconds,
+                             benchmark_seconds=args.benchmark_seconds, timings=args.timings,
+                             target_qps=args.target_qps if args.mode == "server" else None,
+                             b_layout=args.b_layout, baseline_names=args.baseline_names, ours=args.ours,
+                             seed=args.seed)
+        records.append(rec)
+        print(format_table(rec), flush=True)
+        write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data
+    paths = write_results(args.base_dir, records, meta)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    failed = [(r["mnk"], n) for r in records for n, c in r["competitors"].items() if not c["ok"]]
+    for mnk, name in failed:
+        print(f"correctness failure: {mnk} {name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

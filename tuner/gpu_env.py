@@ -1,0 +1,114 @@
+"""The search environment on a real GPU: the kernel library's variants as arms, built on demand in parallel
+batches, each arm checked for correctness then timed kernel-only (CUDA graph, operands beyond L2); the reward's
+reference is cuBLAS (the faster of GemmEx and the cuBLASLt heuristic in the same layout), timed the same way."""
+from __future__ import annotations
+
+import statistics
+import time
+
+from tuner.arms import Arm, from_kernel_space
+from tuner.correctness import check, reference
+from tuner.environment import Measurement
+from tuner.inputs import copies_needed, device_l2_bytes, make_operands
+from tuner.shapes import Shape
+from tuner.timing import GraphSampler
+
+SAMPLES = 5
+
+
+class GpuEnv:
+    def __init__(self, acc: str, b_layout: str, variant_set: str | None = "default", arch: str | None = None,
+                 jobs: int | None = None, samples: int = SAMPLES):
+        import torch
+
+        from kernels import build
+
+        self.torch, self.buildlib = torch, build
+        self.acc, self.b_layout, self.jobs, self.samples = acc, b_layout, jobs, samples
+        self.arms, self.configs = from_kernel_space(acc, b_layout, variant_set, arch)
+        self._built = {name for name, cfg in self.configs.items() if build.find_built(cfg) is not None}
+        self.build_errors: dict[str, str] = {}
+        self._shape, self._ops, self._ref = None, None, None
+        self._cublas: dict[Shape, float] = {}
+        self.build_seconds = 0.0
+
+    # --- building -----------------------------------------------------------------------------------------------
+    def built(self) -> set[str]:
+        return set(self._built)
+
+    def build(self, names) -> float:
+        todo = [self.configs[n] for n in names if n not in self._built and n not in self.build_errors]
+        if not todo:
+            return 0.0
+        t0 = time.monotonic()
+        report = self.buildlib.build(todo, jobs=self.jobs)
+        for v in report.variants:
+            if v.error:
+                self.build_errors[v.name] = v.error
+            else:
+                self._built.add(v.name)
+        spent = time.monotonic() - t0
+        self.build_seconds += spent
+        return spent
+
+    # --- measuring ----------------------------------------------------------------------------------------------
+    def candidates(self, shape: Shape) -> list[Arm]:
+        from kernels import space
+
+        return [a for a in self.arms if space.supports(self.configs[a.config], *shape)]
+
+    def _operands(self, shape: Shape):
+        if self._shape != shape:
+            torch = self.torch
+            self._ops = self._ref = None
+            torch.cuda.empty_cache()
+            device = torch.device("cuda", torch.cuda.current_device())
+            copies = copies_needed(*shape, device_l2_bytes(device))
+            self._ops = make_operands(*shape, copies, device=device)
+            self._ref = reference(self._ops.a[0], self._ops.b_row[0])
+            self._shape = shape
+        return self._ops
+
+    def _time(self, fn, shape: Shape) -> tuple[float | None, str | None]:
+        ops = self._operands(shape)
+        res = check(fn, self.b_layout, self.acc, ops.a[0], ops.b_row[0], ops.b_col[0], ops.out[0], ref=self._ref,
+                    sync=self.torch.cuda.synchronize)
+        if not res.ok:
+            return None, res.reason
+        try:
+            sampler = GraphSampler(fn, [(ops.a[i], ops.b(i, self.b_layout), ops.out[i]) for i in range(ops.copies)])
+            return statistics.median(sampler() for _ in range(self.samples)), None
+        except Exception as exc:  # noqa: BLE001 - a launch failure is a failed arm, not a failed search
+            return None, f"{type(exc).__name__}: {exc}"
+
+    def cublas_us(self, shape: Shape) -> float:
+        if shape not in self._cublas:
+            from kernels.cublas import CublasArm
+
+            kinds = ("gemmex_tn" if self.b_layout == "col" else "gemmex_nn", "lt_heuristic")
+            times = []
+            for kind in kinds:
+                arm = CublasArm(kind=kind)
+                us, _ = self._time(lambda a, b, out, arm=arm: arm(a, b, out, b_layout=self.b_layout, acc=self.acc),
+                                   shape)
+                if us:
+                    times.append(us)
+            if not times:
+                raise RuntimeError(f"no cuBLAS reference for {shape.mnk}")
+            self._cublas[shape] = min(times)
+        return self._cublas[shape]
+
+    def measure(self, shape: Shape, arm: Arm) -> Measurement:
+        from kernels import runtime
+
+        t0 = time.monotonic()
+        ref_us = self.cublas_us(shape)
+        if arm.config not in self._built:
+            return Measurement(None, ref_us, 0.0, self.build_errors.get(arm.config, "not_built"))
+        try:
+            kernel = runtime.load(self.configs[arm.config], build_if_missing=False)
+        except Exception as exc:  # noqa: BLE001
+            return Measurement(None, ref_us, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
+        knobs = arm.knobs
+        us, error = self._time(lambda a, b, out: kernel(a, b, out, **knobs), shape)
+        return Measurement(us, ref_us, time.monotonic() - t0, error)

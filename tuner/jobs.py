@@ -1,0 +1,52 @@
+"""One tuning job = one shape searched by the agent on one worker (a process bound to a GPU, or a Ray task).
+
+The payload carries a snapshot of the shared model taken when the job was submitted; the job returns every trial,
+and the coordinator adds them to the shared model (the statistics are sums, so the merge is exact). Environments
+are cached per process so built/loaded variants survive from one job to the next."""
+from __future__ import annotations
+
+import os
+
+from tuner.agent import Agent
+from tuner.search import agent_search
+from tuner.shapes import parse_mnk
+
+_ENVS: dict[tuple, object] = {}
+
+
+def make_env(spec: dict):
+    key = tuple(sorted((k, str(v)) for k, v in spec.items()))
+    if key not in _ENVS:
+        if spec["env"] == "synthetic":
+            from tuner.synthetic import SyntheticEnv
+
+            _ENVS[key] = SyntheticEnv(acc=spec["acc"], prebuilt=tuple(spec.get("prebuilt", ())))
+        elif spec["env"] == "gpu":
+            from tuner.gpu_env import GpuEnv
+
+            _ENVS[key] = GpuEnv(spec["acc"], spec["b_layout"], variant_set=spec.get("variant_set"),
+                                jobs=spec.get("build_jobs"))
+        else:
+            raise ValueError(f"unknown env {spec['env']!r}")
+    return _ENVS[key]
+
+
+def tune_job(payload: dict) -> dict:
+    spec = payload["env_spec"]
+    if spec["env"] == "gpu" and payload.get("gpu") is not None:
+        import torch
+
+        torch.cuda.set_device(payload["gpu"])
+    env = make_env(spec)
+    agent = Agent.from_state_dict(payload["agent"])
+    shape = parse_mnk(payload["mnk"])
+    result = agent_search(agent, env, shape, budget_trials=payload.get("budget_trials"),
+                          budget_seconds=payload.get("budget_seconds"), batch=payload.get("batch", 1))
+    best = result.best
+    return {
+        "mnk": shape.mnk, "acc": spec["acc"], "b_layout": spec["b_layout"], "cublas_us": result.cublas_us,
+        "seconds": result.seconds, "worker": payload.get("gpu"), "pid": os.getpid(),
+        "best": None if best is None else {"arm": best.arm.to_dict(), "us": best.us, "speedup": best.speedup},
+        "trials": [{"arm": t.arm.to_dict(), "us": t.us, "speedup": t.speedup, "error": t.error}
+                   for t in result.trials],
+    }

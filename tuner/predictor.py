@@ -1,0 +1,98 @@
+"""The trained model as a config predictor for shapes that were never measured.
+
+`Predictor(m, n, k, b_layout, acc)` -> (KernelConfig, runtime knobs) or None — the Dispatcher's `predictor` hook
+(kernels.dispatch accepts a config or a (config, knobs) pair). It returns None, leaving the shape to cuBLAS, when the
+model does not expect the best built variant to beat cuBLAS by `min_speedup`, or when the kernel library is absent.
+
+  d = Dispatcher.default(predictor=Predictor.load("kernels/tables/sm90_f32.model.json"))
+
+`heldout_eval` measures what the prediction is worth on shapes held out from training: speedup vs cuBLAS when
+running the predicted arm, and how close that is to the best arm (when the environment can say)."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from tuner.agent import Agent
+from tuner.arms import Arm
+from tuner.shapes import Shape
+
+
+class Predictor:
+    def __init__(self, agent: Agent, arms: dict[str, list[Arm]], configs: dict[str, dict] | None = None,
+                 built: set[str] | None = None, min_speedup: float = 1.0):
+        self.agent, self.arms = agent, arms  # arms: "acc/b_layout" -> candidates
+        self.configs = configs or {}  # config name -> KernelConfig.to_dict()
+        self.built, self.min_speedup = built, min_speedup
+
+    def predict_arm(self, m: int, n: int, k: int, b_layout: str, acc: str) -> tuple[Arm, float] | None:
+        candidates = [a for a in self.arms.get(f"{acc}/{b_layout}", []) if a.supports(m, n, k)]
+        arm, log_speedup = self.agent.best_predicted(m, n, k, acc, candidates, self.built)
+        if arm is None or math.exp(log_speedup) < self.min_speedup:
+            return None
+        return arm, math.exp(log_speedup)
+
+    def __call__(self, m: int, n: int, k: int, b_layout: str, acc: str):
+        hit = self.predict_arm(m, n, k, b_layout, acc)
+        if hit is None or hit[0].config not in self.configs:
+            return None
+        from kernels.config import KernelConfig
+
+        arm = hit[0]
+        return KernelConfig.from_dict(self.configs[arm.config]), arm.knobs
+
+    predict = __call__
+
+    def to_dict(self) -> dict:
+        return {"agent": self.agent.state_dict(), "min_speedup": self.min_speedup,
+                "built": sorted(self.built) if self.built is not None else None, "configs": self.configs,
+                "arms": {key: [a.to_dict() for a in arms] for key, arms in self.arms.items()}}
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict()))
+        return path
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Predictor":
+        return cls(Agent.from_state_dict(d["agent"]),
+                   {key: [Arm.from_dict(a) for a in arms] for key, arms in d["arms"].items()}, d.get("configs"),
+                   set(d["built"]) if d.get("built") is not None else None, d.get("min_speedup", 1.0))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Predictor":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True) -> dict:
+    """For each held-out shape: measure the arm the model predicts (no search); with `oracle`, also the best arm of
+    an exhaustive sweep. Geomeans of speedup vs cuBLAS and of predicted/best."""
+    rows = []
+    for shape in shapes:
+        candidates = env.candidates(shape)
+        arm, _ = agent.best_predicted(*shape, env.acc, candidates, env.built())
+        if arm is None:
+            arm, _ = agent.best_predicted(*shape, env.acc, candidates)
+        got = env.measure(shape, arm) if arm.config in env.built() else None
+        if got is None:
+            env.build([arm.config])
+            got = env.measure(shape, arm)
+        row = {"mnk": shape.mnk, "arm": arm.name, "speedup": got.speedup}
+        if oracle:
+            if hasattr(env, "true_us"):
+                best_us = min(env.true_us(shape, a) for a in candidates)
+            else:
+                env.build(sorted({a.config for a in candidates} - env.built()))
+                best_us = min((m.us for m in (env.measure(shape, a) for a in candidates) if m.ok), default=None)
+            row["best_speedup"] = env.cublas_us(shape) / best_us if best_us else None
+            row["of_best"] = row["speedup"] / row["best_speedup"] if row["best_speedup"] else None
+        rows.append(row)
+
+    def gm(key):
+        vals = [r[key] for r in rows if r.get(key)]
+        return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+    return {"rows": rows, "geomean_speedup": gm("speedup"), "geomean_best_speedup": gm("best_speedup"),
+            "geomean_of_best": gm("of_best")}

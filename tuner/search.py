@@ -1,0 +1,76 @@
+"""One shape's search with the agent: propose a batch, build the missing variants together, measure, learn; stop at
+the budget (trials and/or seconds, compile time included) or when `stop` says so."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tuner.agent import Agent, reward_of
+from tuner.arms import Arm
+from tuner.environment import Environment, Measurement
+from tuner.shapes import Shape
+
+
+@dataclass
+class Trial:
+    arm: Arm
+    us: float | None
+    speedup: float
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class ShapeSearch:
+    shape: Shape
+    cublas_us: float
+    trials: list[Trial] = field(default_factory=list)
+    seconds: float = 0.0  # measurement + compile time spent
+
+    @property
+    def best(self) -> Trial | None:
+        ok = [t for t in self.trials if t.us is not None]
+        return min(ok, key=lambda t: t.us) if ok else None
+
+    def trials_to_reach(self, target_us: float) -> int | None:
+        """1-based index of the first trial at or under target_us (None if never)."""
+        for i, t in enumerate(self.trials, 1):
+            if t.us is not None and t.us <= target_us:
+                return i
+        return None
+
+
+def record(result: ShapeSearch, arm: Arm, meas: Measurement) -> Trial:
+    trial = Trial(arm, meas.us, meas.speedup, meas.seconds, meas.error)
+    result.trials.append(trial)
+    result.seconds += meas.seconds
+    return trial
+
+
+def agent_search(agent: Agent, env: Environment, shape: Shape, *, budget_trials: int | None = None,
+                 budget_seconds: float | None = None, batch: int = 1,
+                 stop: Callable[[ShapeSearch], bool] | None = None, learn: bool = True) -> ShapeSearch:
+    m, n, k = shape
+    candidates = env.candidates(shape)
+    X = agent.fm.matrix(m, n, k, env.acc, candidates)  # features once per shape
+    agent.refresh()
+    result = ShapeSearch(shape, env.cublas_us(shape))
+    tried: set[Arm] = set()
+    limit = budget_trials if budget_trials is not None else math.inf
+    while len(result.trials) < limit and len(tried) < len(candidates):
+        if budget_seconds is not None and result.seconds >= budget_seconds:
+            break
+        want = int(min(batch, limit - len(result.trials)))
+        arms = agent.propose(m, n, k, env.acc, candidates, tried, env.built(), count=want, X=X)
+        missing = sorted({a.config for a in arms} - env.built())
+        if missing:
+            result.seconds += env.build(missing)  # one parallel build for the batch
+        for arm in arms:
+            tried.add(arm)
+            trial = record(result, arm, env.measure(shape, arm))
+            if learn:
+                agent.observe(m, n, k, env.acc, arm, reward_of(trial.speedup))
+            if stop is not None and stop(result):
+                return result
+    return result

@@ -1,0 +1,199 @@
+"""`python -m tuner.summary`: a grid run -> geomean speedup by size bucket, for every baseline and timing; the worst
+shapes; PNG plots (speedup distribution by bucket; TFLOP/s vs FLOP).
+
+  python -m tuner.summary --results results/results.csv --out results/summary
+  python -m tuner.summary --speedup_csv ../shared/anchors/cudal2_published_h100_offline.csv --timing kernel --out s/
+The second form reads a wide CSV of speedups (CUDA-L2's published format: mnk + one column per baseline)."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tuner.results import read_long_csv
+from tuner.shapes import BUCKETS, bucket_of, parse_mnk
+from tuner.timing import TIMINGS
+
+ALL = "all"
+
+
+def geomean(values) -> float:
+    values = list(values)
+    if not values:
+        return float("nan")
+    if any(v <= 0 for v in values):
+        raise ValueError("geomean needs positive values")
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def speedup_rows_from_long(rows: list[dict]) -> list[dict]:
+    """results.csv rows -> {mnk, flop, timing, baseline, speedup} for every baseline with a speedup."""
+    out = []
+    for r in rows:
+        if r["competitor"] == "ours" or r["competitor"].startswith("ours:"):
+            continue
+        for t in TIMINGS:
+            v = r.get(f"speedup_{t}")
+            if v not in (None, ""):
+                out.append({"mnk": r["mnk"], "flop": float(r["flop"]), "timing": t, "baseline": r["competitor"],
+                            "speedup": float(v)})
+    return out + max_rows(out)
+
+
+def max_rows(rows: list[dict]) -> list[dict]:
+    """CUDA-L2's '-max' baselines per shape and timing: the smaller speedup of each TN/NN pair."""
+    from tuner.competitors import MAX_OF
+
+    index = {(r["mnk"], r["timing"], r["baseline"]): r for r in rows}
+    out = []
+    for (mnk, timing) in {(r["mnk"], r["timing"]) for r in rows}:
+        for name, pair in MAX_OF.items():
+            present = [index[(mnk, timing, p)] for p in pair if (mnk, timing, p) in index]
+            if present and (mnk, timing, name) not in index:
+                low = min(present, key=lambda r: r["speedup"])
+                out.append(dict(low, baseline=name))
+    return sorted(out, key=lambda r: (r["mnk"], r["timing"], r["baseline"]))
+
+
+def speedup_rows_from_wide(path: str | Path, timing: str) -> list[dict]:
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            flop = parse_mnk(r["mnk"]).flop
+            for name, v in r.items():
+                if name != "mnk" and v not in (None, ""):
+                    out.append({"mnk": r["mnk"], "flop": flop, "timing": timing, "baseline": name,
+                                "speedup": float(v)})
+    return out
+
+
+def by_bucket(rows: list[dict]) -> dict:
+    """{timing: {baseline: {bucket|'all': {"geomean", "n"}}}}"""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["timing"], r["baseline"], bucket_of(r["flop"]))].append(r["speedup"])
+        groups[(r["timing"], r["baseline"], ALL)].append(r["speedup"])
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for (t, b, bucket), values in groups.items():
+        out[t][b][bucket] = {"geomean": geomean(values), "n": len(values), "min": min(values)}
+    return {t: dict(v) for t, v in out.items()}
+
+
+def worst(rows: list[dict], timing: str, baseline: str, n: int = 10) -> list[dict]:
+    chosen = [r for r in rows if r["timing"] == timing and r["baseline"] == baseline]
+    return sorted(chosen, key=lambda r: r["speedup"])[:n]
+
+
+def format_summary(table: dict) -> str:
+    names = [name for name, _, _ in BUCKETS] + [ALL]
+    lines = []
+    for t, per_baseline in table.items():
+        lines.append(f"## geomean speedup of ours, {t} timing")
+        lines.append("| baseline | " + " | ".join(names) + " |")
+        lines.append("|---|" + "---|" * len(names))
+        for b, cells in per_baseline.items():
+            row = [f"{cells[x]['geomean']:.3f}x (n={cells[x]['n']})" if x in cells else "-" for x in names]
+            lines.append(f"| {b} | " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], tflops_rows: list[dict], out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    timings = sorted({r["timing"] for r in rows})
+    baselines = sorted({r["baseline"] for r in rows})
+    if timings:
+        fig, axes = plt.subplots(1, len(timings), figsize=(7 * len(timings), 5), squeeze=False)
+        bucket_names = [name for name, _, _ in BUCKETS]
+        for ax, t in zip(axes[0], timings):
+            width = 0.8 / max(1, len(baselines))
+            for j, b in enumerate(baselines):
+                data = [[r["speedup"] for r in rows if r["timing"] == t and r["baseline"] == b
+                         and bucket_of(r["flop"]) == name] for name in bucket_names]
+                pos = [i + (j - (len(baselines) - 1) / 2) * width for i in range(len(bucket_names))]
+                keep = [(p, d) for p, d in zip(pos, data) if d]
+                if keep:
+                    bp = ax.boxplot([d for _, d in keep], positions=[p for p, _ in keep], widths=width * 0.9,
+                                    patch_artist=True, showfliers=False)
+                    for box in bp["boxes"]:
+                        box.set_facecolor(plt.cm.tab10(j % 10))
+                    ax.plot([], [], color=plt.cm.tab10(j % 10), lw=6, label=b)
+            ax.axhline(1.0, color="k", lw=0.8, ls="--")
+            ax.set_xticks(range(len(bucket_names)), [f"FLOP {n}" for n in bucket_names])
+            ax.set_ylabel("speedup of ours (x)")
+            ax.set_title(f"speedup by size bucket, {t} timing")
+            ax.legend(fontsize=7)
+        path = out_dir / "speedup_by_bucket.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    if tflops_rows:
+        fig, axes = plt.subplots(1, len(TIMINGS), figsize=(7 * len(TIMINGS), 5), squeeze=False)
+        for ax, t in zip(axes[0], TIMINGS):
+            for j, name in enumerate(sorted({r["competitor"] for r in tflops_rows})):
+                pts = [(float(r["flop"]), float(r[f"{t}_tflops"])) for r in tflops_rows
+                       if r["competitor"] == name and r.get(f"{t}_tflops") not in (None, "")]
+                if pts:
+                    ax.scatter(*zip(*pts), s=8, label=name, color=plt.cm.tab10(j % 10),
+                               marker="*" if name == "ours" else "o")
+            ax.set_xscale("log")
+            ax.set_xlabel("FLOP (2MNK)")
+            ax.set_ylabel("TFLOP/s")
+            ax.set_title(f"TFLOP/s vs FLOP, {t} timing")
+            ax.legend(fontsize=7)
+        path = out_dir / "tflops_vs_flop.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tuner.summary", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--results", help="results.csv of an eval grid run")
+    src.add_argument("--speedup_csv", help="wide CSV of speedups (CUDA-L2's format)")
+    p.add_argument("--timing", choices=TIMINGS, default="kernel", help="timing of --speedup_csv")
+    p.add_argument("--out", required=True, help="directory for summary.json, summary.md and the PNGs")
+    p.add_argument("--worst", type=int, default=10)
+    p.add_argument("--no_plots", action="store_true")
+    args = p.parse_args(argv)
+
+    long_rows = read_long_csv(args.results) if args.results else []
+    rows = speedup_rows_from_long(long_rows) if args.results else speedup_rows_from_wide(args.speedup_csv, args.timing)
+    if not rows:
+        print("no speedups found (was 'ours' timed?)", file=sys.stderr)
+        return 1
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = by_bucket(rows)
+    worst_shapes = {t: {b: worst(rows, t, b, args.worst) for b in per_b} for t, per_b in table.items()}
+    source = args.results or args.speedup_csv
+    (out / "summary.json").write_text(json.dumps({"source": source, "by_bucket": table, "worst": worst_shapes},
+                                                 indent=1))
+    text = format_summary(table)
+    for t, per_b in worst_shapes.items():
+        for b, ws in per_b.items():
+            text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
+    (out / "summary.md").write_text(f"source: {source}\n\n{text}\n")
+    print(text)
+    if not args.no_plots:
+        for path in plot(rows, long_rows, out):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

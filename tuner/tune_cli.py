@@ -1,0 +1,186 @@
+"""`python -m tuner.tune`: tune a grid of shapes with the shared agent, write the tuned table and the predictor.
+
+  python -m tuner.tune --grid ../shared/anchors/grid_1000.txt --acc fp32 --budget-trials 16 \
+      --state-dir results/tune --tables-dir kernels/tables            # every visible GPU, one worker each
+  ... --ray-address auto                                              # shape jobs as Ray tasks
+  ... --env synthetic                                                 # CPU dry run of the whole pipeline
+
+Resumable: finished shapes are appended to <state-dir>/finished_<acc>_<b_layout>.jsonl and skipped by a rerun; the
+shared model is rebuilt from their trials. `--holdout-fraction` keeps shapes out of tuning and evaluates the
+predictor on them (no search) into <state-dir>/heldout_<acc>_<b_layout>.json."""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from tuner.agent import Agent, AgentParams, reward_of
+from tuner.arms import Arm
+from tuner.features import FeatureMap
+from tuner.progress import Progress
+from tuner.shapes import parse_mnk, read_grid
+from tuner.store import ResultStore, shape_key
+
+ACC = {"fp32": "f32", "fp16": "f16", "f32": "f32", "f16": "f16"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tuner.tune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--grid", required=True, help="file of M_N_K lines")
+    p.add_argument("--acc", choices=tuple(ACC), default="fp32")
+    p.add_argument("--b-layout", choices=("col", "row"), default="col")
+    p.add_argument("--budget-trials", type=int, default=16, help="arms measured per shape")
+    p.add_argument("--budget-seconds", type=float, default=None, help="per shape, compile time included")
+    p.add_argument("--batch", type=int, default=4, help="arms proposed (and built) together")
+    p.add_argument("--env", choices=("gpu", "synthetic"), default="gpu")
+    p.add_argument("--variant-set", default="all", help="kernel library variant set, or 'all' (whole space)")
+    p.add_argument("--state-dir", default="results/tune")
+    p.add_argument("--tables-dir", default=None, help="write <arch>_<acc>.json here (default kernels/tables for gpu)")
+    p.add_argument("--gpus", default=None, help="GPU ids, e.g. 0,1 (default: all visible)")
+    p.add_argument("--ray-address", default=None, help="run shape jobs as Ray tasks on this cluster")
+    p.add_argument("--build-jobs", type=int, default=None, help="parallel nvcc jobs per worker")
+    p.add_argument("--holdout-fraction", type=float, default=0.0)
+    p.add_argument("--min-speedup", type=float, default=1.0, help="below this the table keeps cuBLAS")
+    p.add_argument("--limit", type=int, default=None, help="tune only the first N shapes of the grid")
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def candidate_arms(args) -> tuple[list[Arm], dict]:
+    if args.env == "synthetic":
+        from tuner.synthetic import synthetic_arms
+
+        return synthetic_arms(), {}
+    from tuner.arms import from_kernel_space
+
+    arms, configs = from_kernel_space(args.acc, args.b_layout, None if args.variant_set == "all" else args.variant_set)
+    return arms, {name: cfg.to_dict() for name, cfg in configs.items()}
+
+
+def split_holdout(shapes: list, fraction: float, seed: int) -> tuple[list, list]:
+    if fraction <= 0:
+        return shapes, []
+    rng = random.Random(seed)
+    held = set(rng.sample(range(len(shapes)), max(1, int(round(fraction * len(shapes))))))
+    return [s for i, s in enumerate(shapes) if i not in held], [s for i, s in enumerate(shapes) if i in held]
+
+
+def absorb(agent: Agent, acc: str, record: dict) -> None:
+    """Add one finished shape's trials to the shared model."""
+    m, n, k = parse_mnk(record["mnk"])
+    for t in record["trials"]:
+        agent.observe(m, n, k, acc, Arm.from_dict(t["arm"]), reward_of(t["speedup"]))
+
+
+def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float) -> dict:
+    from tuner.tables import entry
+
+    m, n, k = parse_mnk(record["mnk"])
+    best = record["best"]
+    if best is None or best["speedup"] < min_speedup or best["arm"]["config"] not in configs:
+        kind = "gemmex_tn" if b_layout == "col" else "gemmex_nn"
+        return entry(m, n, k, b_layout, "cublas", {"kind": kind}, {}, record["cublas_us"], record["cublas_us"])
+    arm = Arm.from_dict(best["arm"])
+    return entry(m, n, k, b_layout, arm.config, configs[arm.config], arm.knobs, best["us"], record["cublas_us"])
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    args.acc = ACC[args.acc]
+    from tuner import env_info
+    from tuner.jobs import tune_job
+    from tuner.predictor import Predictor
+    from tuner.workers import LocalPool, RayPool, inline_submit, schedule, visible_gpus
+
+    state = Path(args.state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    tag = f"{args.acc}_{args.b_layout}"
+    shapes = read_grid(args.grid)[: args.limit]
+    train, held = split_holdout(shapes, args.holdout_fraction, args.seed)
+    arms, configs = candidate_arms(args)
+    agent = Agent(FeatureMap(arms), AgentParams(seed=args.seed))
+    store = ResultStore(state / f"finished_{tag}.jsonl")
+    done = {k: v for k, v in store.load().items() if k.endswith(f"|{args.acc}|{args.b_layout}")}
+    for record in done.values():
+        absorb(agent, args.acc, record)
+    todo = [s for s in train if shape_key(s.mnk, args.acc, args.b_layout) not in done]
+    print(f"{len(shapes)} shapes: {len(done)} already tuned, {len(todo)} to tune, {len(held)} held out",
+          file=sys.stderr)
+
+    env_spec = {"env": args.env, "acc": args.acc, "b_layout": args.b_layout, "build_jobs": args.build_jobs,
+                "variant_set": None if args.variant_set == "all" else args.variant_set}
+    if args.ray_address:
+        pool = RayPool(args.ray_address, tune_job)
+    elif args.env == "synthetic" or len(visible_gpus(args.gpus)) <= 1:
+        pool = None  # one device: run in this process (keeps built kernels loaded, no spawn cost)
+    else:
+        pool = LocalPool(visible_gpus(args.gpus), tune_job)
+    slots = pool.slots if pool else [(visible_gpus(args.gpus) or [None])[0]]
+    submit = pool.submit if pool else inline_submit(lambda p: tune_job(dict(p, gpu=slots[0])))
+    bar = Progress([], f"tune {tag}", total=len(todo))
+    t0 = time.monotonic()
+
+    def payload(shape) -> dict:
+        return {"mnk": shape.mnk, "env_spec": env_spec, "agent": agent.state_dict(), "batch": args.batch,
+                "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
+
+    def finished(shape, record) -> None:
+        store.append(record)
+        done[shape_key(record["mnk"], args.acc, args.b_layout)] = record
+        absorb(agent, args.acc, record)
+        bar.update()
+
+    def failed(shape, exc) -> None:
+        print(f"\n{shape.mnk}: job failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    try:
+        schedule(todo, slots, submit, payload, finished, failed)
+    finally:
+        if pool:
+            pool.close()
+    bar.close()
+    wall = time.monotonic() - t0
+
+    built = None
+    if args.env == "gpu":
+        from tuner.jobs import make_env
+
+        built = make_env(env_spec).built() if pool is None else None
+    predictor = Predictor(agent, {f"{args.acc}/{args.b_layout}": arms}, configs, built, args.min_speedup)
+    predictor.save(state / f"predictor_{tag}.json")
+    summary = {"shapes": len(shapes), "tuned": len(done), "wall_seconds_this_run": wall,
+               "search_seconds_total": sum(r["seconds"] for r in done.values())}
+    if held:
+        from tuner.jobs import make_env
+        from tuner.predictor import heldout_eval
+
+        if args.env == "gpu" and args.gpus:
+            import torch
+
+            torch.cuda.set_device(visible_gpus(args.gpus)[0])
+        result = heldout_eval(agent, make_env(env_spec), held, oracle=args.env == "synthetic")
+        (state / f"heldout_{tag}.json").write_text(json.dumps(result, indent=1))
+        summary["heldout_geomean_speedup"] = result["geomean_speedup"]
+        summary["heldout_geomean_of_best"] = result["geomean_of_best"]
+    tables_dir = args.tables_dir or ("kernels/tables" if args.env == "gpu" else None)
+    if tables_dir:
+        from tuner.tables import merge_entries, read_table, table_path, write_table
+
+        meta = env_info.collect()
+        meta.update(acc=args.acc, arch=meta["arch"] if meta["arch"] != "none" else "sm90",
+                    tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set})
+        path = table_path(tables_dir, meta["arch"], args.acc)
+        new = [table_entry(r, configs, args.b_layout, args.min_speedup) for r in done.values()]
+        old = read_table(path)["entries"] if path.exists() else []
+        summary["table"] = str(write_table(path, meta, merge_entries(old, new)))
+    (state / f"summary_{tag}.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
