@@ -11,7 +11,7 @@ TORCH ?= cpu          # cpu: pin the CPU build (requirements/torch-cpu.txt); ski
 JOBS ?=
 SET ?= default
 
-.PHONY: venv serve test test-deps gpu-test kernels bench clean
+.PHONY: venv serve test test-deps gpu-test kernels cublas-headers ops-tools loadtest tuner-smoke clean
 
 venv: $(VENV)/.stamp-runtime
 
@@ -32,9 +32,23 @@ $(VENV)/.stamp-test: $(VENV)/.stamp-runtime requirements/test.txt
 	$(PIP) -r requirements/test.txt
 	touch $@
 
-test: test-deps
-	@if [ -x scripts/install-ops-tools.sh ]; then scripts/install-ops-tools.sh; fi
+# The test suite compile-checks our cuBLAS wrapper, so CI fetches cuBLAS headers (from the nvidia-cublas wheel) and
+# installs promtool/amtool/docker-compose from Debian for the monitoring tests.
+test: test-deps cublas-headers ops-tools
 	$(PY) -m pytest -q
+
+cublas-headers: venv
+	$(PY) -m kernels.cublas.fetch_headers
+
+ops-tools:
+	scripts/install-ops-tools.sh
+
+SCENARIO ?= resident
+loadtest: test-deps
+	loadtest/run_ramp.sh http://$(HOST):$(PORT) $(SCENARIO) loadtest/results/$$(date +%F)-$(SCENARIO)
+
+tuner-smoke:
+	bash tuner/gpu_smoke.sh
 
 gpu-test: test-deps
 	$(PY) -m pytest -q -m gpu

@@ -1,0 +1,188 @@
+"""cuBLAS and cuBLASLt as arms with the call signature of a built variant: arm(a, b, out, *, b_layout, acc).
+
+    CublasArm("gemmex")            cublasGemmEx, TN form for b_layout="col", NN form for "row"   (dispatch: "cublas")
+    CublasArm("gemmex_tn")         cublasGemmEx TN only (b_layout="col"); "gemmex_nn": NN only (b_layout="row")
+    CublasArm("lt_heuristic")      cuBLASLt with the heuristic's top-1 algorithm                  (dispatch: "cublaslt")
+    CublasArm("lt_algo", i)        cuBLASLt with algorithm i of the top-N heuristic list (autotuning: time each i)
+    CublasArm("lt_implicit")       cuBLASLt with no algorithm passed (cuBLASLt decides inside the call)
+    lt_algorithms(m, n, k, ...)    the top-N list itself (what each index means)
+
+All launch on torch's current stream with a preallocated per-stream workspace (32 MiB, like torch on Hopper), so they
+can be captured in CUDA graphs (run once before capturing: handles and plans are created on first use). Every
+failure raises CublasError with the status; nothing is ever silently skipped. Nothing here touches CUDA at import.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import torch
+
+from kernels.cublas.library import CUDA_R_16F, CUDA_R_32F, AlgoInfo, CublasError, arms_library
+
+WORKSPACE_BYTES = 32 << 20
+DEFAULT_TOP_N = 32
+KINDS = {  # kind -> the kernel name dispatch reports
+    "gemmex": "cublas", "gemmex_tn": "cublas", "gemmex_nn": "cublas",
+    "lt_heuristic": "cublaslt", "lt_algo": "cublaslt", "lt_implicit": "cublaslt",
+}
+_ACC = {"f32": 0, "f16": 1}
+_B_COL = {"row": 0, "col": 1}
+_REQUIRED_LAYOUT = {"gemmex_tn": "col", "gemmex_nn": "row"}
+
+
+def _flag(table: dict, value: str, what: str) -> int:
+    try:
+        return table[value]
+    except KeyError:
+        raise ValueError(f"{what} must be one of {sorted(table)}, got {value!r}") from None
+
+
+def check_operands(a, b, out, b_col: int) -> tuple[int, int, int]:
+    """(m, n, k) of C[m,n] = A[m,k] @ B, after checking dtype, shapes, contiguity and device. Raises otherwise."""
+    f16 = torch.float16
+    if a.dtype != f16 or b.dtype != f16 or out.dtype != f16:
+        raise TypeError(f"a, b and out must be float16, got {a.dtype}, {b.dtype}, {out.dtype}")
+    if a.dim() != 2 or b.dim() != 2 or out.dim() != 2:
+        raise ValueError("a, b and out must be 2-D")
+    m, k = a.shape
+    n, kb = (b.shape[0], b.shape[1]) if b_col else (b.shape[1], b.shape[0])
+    if kb != k or tuple(out.shape) != (m, n):
+        layout = "col (N x K)" if b_col else "row (K x N)"
+        raise ValueError(f"shapes a{tuple(a.shape)} b{tuple(b.shape)} out{tuple(out.shape)} do not match "
+                         f"C = A @ B with b_layout={layout}")
+    if not (a.is_contiguous() and b.is_contiguous() and out.is_contiguous()):
+        raise ValueError("a, b and out must be contiguous (row-major)")
+    device = a.get_device()
+    if device < 0 or b.get_device() != device or out.get_device() != device:
+        raise ValueError("a, b and out must be on the same CUDA device")
+    return m, n, k
+
+
+def _alignment(*pointers: int) -> int:
+    """The largest power of two (<= 256 bytes) dividing every pointer: what cuBLASLt may assume about them."""
+    bits = 0
+    for p in pointers:
+        bits |= p
+    return min(bits & -bits, 256) if bits else 256
+
+
+_runtime_hooks = None  # (stream getter, workspace getter) from kernels.runtime, bound on first call
+
+
+def _hooks():
+    """torch's current raw stream per device, and the per-(device, stream) workspace shared with built variants."""
+    global _runtime_hooks
+    if _runtime_hooks is None:
+        from kernels.runtime import _stream_getter, _workspace
+
+        _runtime_hooks = (_stream_getter(), _workspace)
+    return _runtime_hooks
+
+
+_plans: dict[tuple, int] = {}
+
+
+def _plan(device: int, b_col: int, acc: int, m: int, n: int, k: int, align: int, workspace_bytes: int, top_n: int,
+          scale_type_override: int) -> int:
+    """The cuBLASLt plan pointer for this problem (created and cached in C, memoized here)."""
+    key = (device, b_col, acc, m, n, k, align, workspace_bytes, top_n, scale_type_override)
+    plan = _plans.get(key)
+    if plan is None:
+        out = ctypes.c_void_p()
+        status = arms_library().hgemm_lt_plan(device, b_col, acc, m, n, k, align, workspace_bytes, top_n,
+                                              scale_type_override, ctypes.byref(out))
+        if status:
+            raise CublasError("cuBLASLt plan (descriptors + heuristic)", status, f" for M={m} N={n} K={k}")
+        plan = _plans[key] = out.value
+    return plan
+
+
+class CublasArm:
+    """One cuBLAS / cuBLASLt arm. Call: arm(a, b, out, *, b_layout="row", acc="f32") -> out (on the current stream).
+
+    scale_type_override is a test hook: a cudaDataType_t for the cuBLASLt scale type (e.g. CUDA_R_16F with
+    acc="f32" makes an invalid descriptor, which must raise CublasError rather than return without computing)."""
+
+    def __init__(self, kind: str = "gemmex", algo_index: int = 0, *, top_n: int = DEFAULT_TOP_N,
+                 workspace_bytes: int = WORKSPACE_BYTES, scale_type_override: int = -1):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        if kind == "lt_algo" and not 0 <= algo_index < top_n:
+            raise ValueError(f"algo_index {algo_index} outside the top-{top_n} heuristic list")
+        if top_n < 1 or workspace_bytes < 0:
+            raise ValueError("top_n must be >= 1 and workspace_bytes >= 0")
+        self.kind, self.name = kind, KINDS[kind]
+        self.algo_index = algo_index if kind == "lt_algo" else (0 if kind == "lt_heuristic" else -1)
+        self.top_n = 0 if kind == "lt_implicit" else (top_n if kind == "lt_algo" else 1)
+        self.workspace_bytes = workspace_bytes
+        self.scale_type_override = scale_type_override
+        self.label = f"{kind}[{algo_index}]" if kind == "lt_algo" else kind
+
+    def __call__(self, a, b, out, *, b_layout: str = "row", acc: str = "f32"):
+        b_col, acc_flag = _flag(_B_COL, b_layout, "b_layout"), _flag(_ACC, acc, "acc")
+        required = _REQUIRED_LAYOUT.get(self.kind)
+        if required and b_layout != required:
+            raise ValueError(f"{self.kind} computes with b_layout={required!r} only, got {b_layout!r}")
+        m, n, k = check_operands(a, b, out, b_col)
+        lib = arms_library()
+        stream_of, workspace_of = _runtime_hooks or _hooks()
+        device = a.get_device()
+        stream = stream_of(device)
+        ws_ptr = workspace_of(device, stream, self.workspace_bytes).data_ptr() if self.workspace_bytes else None
+        a_ptr, b_ptr, c_ptr = a.data_ptr(), b.data_ptr(), out.data_ptr()
+        if self.name == "cublas":
+            status = lib.hgemm_gemmex(device, b_col, acc_flag, m, n, k, a_ptr, b_ptr, c_ptr, ws_ptr,
+                                      self.workspace_bytes, stream)
+            call = "cublasGemmEx"
+        else:
+            plan = _plan(device, b_col, acc_flag, m, n, k, _alignment(a_ptr, b_ptr, c_ptr), self.workspace_bytes,
+                         self.top_n, self.scale_type_override)
+            status = lib.hgemm_lt_run(plan, self.algo_index, a_ptr, b_ptr, c_ptr, ws_ptr, self.workspace_bytes,
+                                      stream)
+            call = f"cublasLtMatmul({self.label})"
+        if status:
+            raise CublasError(call, status, f" for M={m} N={n} K={k} b_layout={b_layout} acc={acc}")
+        return out
+
+    def __repr__(self) -> str:
+        return f"CublasArm({self.label})"
+
+
+@dataclass(frozen=True)
+class LtAlgorithm:
+    """One entry of the cuBLASLt heuristic list (index = what CublasArm("lt_algo", index) runs)."""
+    index: int
+    algo_id: int
+    tile_id: int
+    stages_id: int
+    splitk_num: int
+    reduction_scheme: int
+    cta_swizzling: int
+    custom_option: int
+    cluster_shape_id: int
+    workspace_bytes: int
+    waves_count: float
+
+
+def lt_algorithms(m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32", top_n: int = DEFAULT_TOP_N, *,
+                  device: int | None = None, workspace_bytes: int = WORKSPACE_BYTES,
+                  align_bytes: int = 256) -> list[LtAlgorithm]:
+    """The top-N cuBLASLt heuristic algorithms for a problem (fewer if the heuristic knows fewer). align_bytes is the
+    operand pointer alignment assumed (fresh torch allocations are 256-byte aligned, which CublasArm then matches)."""
+    device = torch.cuda.current_device() if device is None else device
+    plan = _plan(device, _flag(_B_COL, b_layout, "b_layout"), _flag(_ACC, acc, "acc"), m, n, k, align_bytes,
+                 workspace_bytes, top_n, -1)
+    lib = arms_library()
+    out = []
+    for index in range(lib.hgemm_lt_algo_count(plan)):
+        info = AlgoInfo()
+        status = lib.hgemm_lt_algo_info(plan, index, ctypes.byref(info))
+        if status:
+            raise CublasError("cublasLtMatmulAlgoConfigGetAttribute", status)
+        out.append(LtAlgorithm(index, *(getattr(info, f) for f, _ in AlgoInfo._fields_)))
+    return out
+
+
+__all__ = ["CublasArm", "CublasError", "LtAlgorithm", "lt_algorithms", "check_operands", "KINDS", "WORKSPACE_BYTES",
+           "DEFAULT_TOP_N", "CUDA_R_16F", "CUDA_R_32F"]

@@ -1,0 +1,399 @@
+"""Per-shape choice of what runs a GEMM, and the guards around it (Contract 1).
+
+Chain for (M, N, K, b_layout, acc), decided once per shape and cached:
+  1. the tuned table entry for the exact shape, else the predictor's config (optional hook)
+  2. if that variant cannot run the shape as is (alignment), the same variant on a zero-padded copy
+  3. otherwise a table entry / prediction for a padded shape (e.g. 127x255x511 -> 128x256x512), on a padded copy
+  4. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way
+Guards per call: a variant that raises (or fails its launch) is quarantined for the process and the call is redone on
+cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quarantines a variant that disagrees
+(`canary_mismatch`), returning cuBLAS's result. Later calls of a quarantined variant say `quarantined`.
+
+Everything device-specific comes in through the constructor (kernel loader, shape rule, arm factory, tables), so the
+logic runs on the CPU with small launchers that compute with torch. docs/dispatch.md has the details.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
+
+log = logging.getLogger(__name__)
+
+FALLBACK_REASONS = ("no_tuned_kernel", "unaligned", "kernel_error", "quarantined", "not_built", "cpu_backend",
+                    "canary_mismatch")
+B_LAYOUTS = ("row", "col")
+ACCS = ("f32", "f16")
+Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's current stream
+
+
+@dataclass(frozen=True)
+class Selection:
+    kernel: str                 # variant name, or "cublas" / "cublaslt" / "torch_cpu"
+    fallback: str | None        # None, or one of FALLBACK_REASONS
+    run: Launcher
+    config: Any = None          # the KernelConfig when a built variant runs; arm options for a tuned arm
+    padded: tuple[int, int, int] | None = None  # the shape actually computed when operands are zero-padded
+    guarded: bool = False       # tuned choices (variants, cuBLASLt arms): errors and the canary fall back to cuBLAS
+
+
+@dataclass(frozen=True)
+class DispatchEvent:
+    kind: str                   # "quarantine" | "canary" | "predictor_error"
+    kernel: str
+    shape: tuple                # (m, n, k, b_layout, acc)
+    reason: str | None = None   # for "quarantine": kernel_error | canary_mismatch
+    detail: str = ""
+    ok: bool | None = None      # for "canary": whether the variant agreed with cuBLAS
+    rel_err: float | None = None
+
+
+def canary_tolerance(acc: str, k: int) -> float:
+    """Relative Frobenius error allowed between a variant and cuBLAS (both round to fp16 at the end).
+    f32: fp16 output rounding gives ~4e-4 between two correct kernels; 1e-2 leaves a wide margin while a wrong tile,
+    layout or K-chunk gives O(0.1..1). f16: fp16 accumulation error grows like sqrt(K) * 2^-11 per kernel."""
+    if acc == "f32":
+        return 1e-2
+    return 1e-2 + 2.0 * math.sqrt(k) * 2.0 ** -11
+
+
+def relative_error(out, ref) -> float:
+    """||out - ref||_F / ||ref||_F in fp32 (absolute when ref is all zeros); NaN/Inf give inf."""
+    diff = torch.linalg.vector_norm(out.float() - ref.float()).item()
+    scale = torch.linalg.vector_norm(ref.float()).item()
+    err = diff / scale if scale > 0 else diff
+    return err if math.isfinite(err) else math.inf
+
+
+def torch_gemm(a, b, out, *, b_layout: str = "row", acc: str = "f32"):
+    """The CPU backend: fp16 in, fp32 accumulation (for acc=f16 too), fp16 out."""
+    bf = b.float() if b_layout == "row" else b.float().t()
+    out.copy_(a.float() @ bf)
+    return out
+
+
+def _checked_torch_gemm(a, b, out, *, b_layout: str, acc: str):
+    validate_operands(a, b, out, a.shape[0], b.shape[1] if b_layout == "row" else b.shape[0])
+    return torch_gemm(a, b, out, b_layout=b_layout, acc=acc)
+
+
+def _default_arm_factory(kernel: str, options: dict):
+    from kernels.cublas import CublasArm
+
+    if kernel == "cublas":
+        return CublasArm(options.get("kind", "gemmex"))
+    kind = options.get("kind", "lt_algo" if "algo_index" in options else "lt_heuristic")
+    return CublasArm(kind, options.get("algo_index", 0))
+
+
+def _default_loader(cfg):
+    from kernels import runtime
+
+    return runtime.load(cfg, build_if_missing=False)  # never compile (minutes) inside a request
+
+
+def _default_supports(cfg, m: int, n: int, k: int) -> bool:
+    from kernels import space
+
+    return space.supports(cfg, m, n, k)
+
+
+def _not_built_errors() -> tuple[type, ...]:
+    from kernels.runtime import KernelNotBuilt
+
+    return (KernelNotBuilt,)
+
+
+class Dispatcher:
+    """See the module docstring. Thread-safe: decisions are cached in a dict swapped under a lock."""
+
+    def __init__(self, *, tables: dict | None = None, backend: str = "gpu", arch: str = "", device=None,
+                 load_kernel: Callable[[Any], Launcher] | None = None,
+                 supports: Callable[[Any, int, int, int], bool] | None = None,
+                 arm_factory: Callable[[str, dict], Any] | None = None,
+                 not_built_errors: tuple[type, ...] | None = None,
+                 predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
+                 pad_budget_bytes: int = 512 << 20, canary_rate: float = 0.0,
+                 tolerance: Callable[[str, int], float] = canary_tolerance,
+                 on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None):
+        if backend not in ("gpu", "cpu"):
+            raise ValueError(f"backend must be 'gpu' or 'cpu', got {backend!r}")
+        self.backend, self.arch, self.device = backend, arch, device
+        self.tables = dict(tables or {})  # acc -> TunedTable
+        self.predictor = predictor
+        self.pad, self.max_pad_ratio, self.pad_budget_bytes = pad, max_pad_ratio, pad_budget_bytes
+        self.tolerance = tolerance
+        self._load_kernel = load_kernel or _default_loader
+        self._supports = supports or _default_supports
+        self._arm_factory = arm_factory or _default_arm_factory
+        self._not_built = not_built_errors
+        self._rng = (rng or random.Random()).random
+        self.canary_rate = canary_rate
+        self._listeners: list[Callable[[DispatchEvent], None]] = [on_event] if on_event else []
+        self._lock = threading.RLock()
+        self._cache: dict[tuple, Selection] = {}
+        self._quarantine: dict[str, str] = {}  # name -> reason
+        self._arms: dict[tuple, Any] = {}
+        self._pad_pool = None
+
+    # ---- construction ---------------------------------------------------------------------------------------------
+    @classmethod
+    def default(cls, device=None, **kwargs) -> "Dispatcher":
+        """The dispatcher for a CUDA device (tables for its arch, cuBLAS arms, built variants), or the CPU backend
+        when there is no CUDA. Needs no build: variants that are not built fall back with `not_built`."""
+        from kernels.tuned_tables import load_tables
+
+        if (device is not None and torch.device(device).type == "cpu") or not torch.cuda.is_available():
+            return cls(backend="cpu", device=torch.device("cpu"), **kwargs)
+        device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        major, minor = torch.cuda.get_device_capability(device)
+        arch = f"sm{major}{minor}"
+        kwargs.setdefault("tables", load_tables(arch))
+        return cls(backend="gpu", arch=arch, device=device, **kwargs)
+
+    # ---- configuration --------------------------------------------------------------------------------------------
+    @property
+    def canary_rate(self) -> float:
+        return self._canary_rate
+
+    @canary_rate.setter
+    def canary_rate(self, rate: float) -> None:
+        rate = float(rate)
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"canary_rate must be in [0, 1], got {rate}")
+        self._canary_rate = rate
+
+    def add_listener(self, callback: Callable[[DispatchEvent], None]) -> None:
+        """callback(DispatchEvent) on quarantines, canary checks and predictor errors (e.g. the service's metrics)."""
+        self._listeners.append(callback)
+
+    def quarantined(self) -> dict[str, str]:
+        """{variant name: reason} of the variants this process no longer runs."""
+        return dict(self._quarantine)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache = {}
+
+    # ---- selection ------------------------------------------------------------------------------------------------
+    def select(self, m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32") -> Selection:
+        key = (m, n, k, b_layout, acc)
+        sel = self._cache.get(key)
+        if sel is None:
+            if b_layout not in B_LAYOUTS or acc not in ACCS:
+                raise ValueError(f"b_layout must be in {B_LAYOUTS} and acc in {ACCS}, got {b_layout!r}, {acc!r}")
+            if min(m, n, k) < 1:
+                raise ValueError(f"M, N, K must be >= 1, got {m}, {n}, {k}")
+            with self._lock:
+                sel = self._decide(m, n, k, b_layout, acc)
+                self._cache = {**self._cache, key: sel}
+        return sel
+
+    def _decide(self, m, n, k, b_layout, acc) -> Selection:
+        if self.backend == "cpu":
+            return Selection("torch_cpu", "cpu_backend", _bind_arm(_checked_torch_gemm, b_layout, acc))
+        blocked = None  # the first reason a chosen variant could not run
+        choice = self._choice(m, n, k, b_layout, acc)
+        if choice is not None:
+            sel, blocked = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=False)
+            if sel is not None:
+                return sel
+        if self.pad:
+            for target in pad_targets(m, n, k, self.max_pad_ratio):
+                choice = self._choice(*target, b_layout, acc)
+                if choice is None:
+                    continue
+                sel, why = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=True, target=target)
+                if sel is not None:
+                    return sel
+                blocked = blocked or why
+        return self._cublas(b_layout, acc, blocked or "no_tuned_kernel")
+
+    def _choice(self, m, n, k, b_layout, acc):
+        """(kernel name, config or arm options, runtime knobs) from the table, else the predictor; or None."""
+        table = self.tables.get(acc)
+        entry = table.lookup(m, n, k, b_layout) if table is not None else None
+        if entry is not None:
+            return entry.kernel, entry.config, entry.runtime
+        if self.predictor is None:
+            return None
+        try:
+            predicted = self.predictor(m, n, k, b_layout, acc)
+        except Exception as error:  # a broken predictor must never break a GEMM
+            self._emit(DispatchEvent("predictor_error", "predictor", (m, n, k, b_layout, acc), detail=repr(error)))
+            return None
+        if predicted is None:
+            return None
+        cfg, knobs = predicted if isinstance(predicted, tuple) else (predicted, {})
+        if getattr(cfg, "acc", acc) != acc or getattr(cfg, "b_layout", b_layout) != b_layout:
+            self._emit(DispatchEvent("predictor_error", cfg.name, (m, n, k, b_layout, acc),
+                                     detail="predicted a config for another acc / b_layout"))
+            return None
+        return cfg.name, cfg, dict(knobs)
+
+    def _realize(self, choice, shape, b_layout, acc, *, padded_lookup: bool, target=None):
+        """(Selection, None) if the choice can run `shape` (padded if needed), else (None, reason or None)."""
+        name, config, knobs = choice
+        if name in self._quarantine:
+            return None, "quarantined"
+        if name in ("cublas", "cublaslt"):
+            if padded_lookup:  # cuBLAS handles any shape: padding for it only costs copies
+                return None, None
+            run = _bind_arm(self._arm(name, config), b_layout, acc)
+            return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas"), None
+        m, n, k = shape
+        if target is None and not self._supports(config, m, n, k):
+            if self.pad:  # the same variant on the smallest padded shape it supports
+                target = next((t for t in pad_targets(m, n, k, self.max_pad_ratio) if self._supports(config, *t)),
+                              None)
+            if target is None:
+                return None, "unaligned"
+        elif target is not None and not self._supports(config, *target):
+            return None, "unaligned"
+        try:
+            kernel = self._load_kernel(config)
+        except self._not_built_exceptions():
+            return None, "not_built"
+        except Exception as error:
+            self._quarantine_now(name, "kernel_error", (m, n, k, b_layout, acc), f"load failed: {error!r}")
+            return None, "kernel_error"
+        run = _bind_kernel(kernel, knobs)
+        if target is not None:
+            run = PaddedLauncher(run, shape, target, b_layout, self._pool())
+        return Selection(name, None, run, config=config, padded=target, guarded=True), None
+
+    def _not_built_exceptions(self) -> tuple[type, ...]:
+        if self._not_built is None:
+            self._not_built = _not_built_errors()
+        return self._not_built
+
+    def _pool(self):
+        if self._pad_pool is None:
+            self._pad_pool = PadBufferPool(self.pad_budget_bytes)
+        return self._pad_pool
+
+    def _arm(self, name: str, options: dict | None):
+        key = (name, tuple(sorted((options or {}).items())))
+        arm = self._arms.get(key)
+        if arm is None:
+            arm = self._arms[key] = self._arm_factory(name, dict(options or {}))
+        return arm
+
+    def _cublas(self, b_layout: str, acc: str, reason: str) -> Selection:
+        assert reason in FALLBACK_REASONS, reason
+        return Selection("cublas", reason, _bind_arm(self._arm("cublas", {}), b_layout, acc))
+
+    # ---- quarantine and events ------------------------------------------------------------------------------------
+    def _quarantine_now(self, name: str, reason: str, shape: tuple, detail: str) -> None:
+        with self._lock:
+            if name in self._quarantine:
+                return
+            self._quarantine[name] = reason
+            self._cache = {key: sel for key, sel in self._cache.items() if sel.kernel != name}
+        log.error("quarantined kernel %s (%s) at %s: %s", name, reason, shape, detail)
+        self._emit(DispatchEvent("quarantine", name, shape, reason=reason, detail=detail))
+
+    def _emit(self, event: DispatchEvent) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback(event)
+            except Exception:  # metrics hooks must never break a GEMM
+                log.exception("dispatch event listener failed")
+
+    # ---- calls ----------------------------------------------------------------------------------------------------
+    def run(self, a, b, b_layout: str = "row", acc: str = "f32", out=None):
+        """C = A @ B on torch's current stream. Returns (out, the Selection that produced it).
+
+        Operands are validated by the launcher itself (built variants and cuBLAS arms check dtype, shapes, strides
+        and device before launching anything), so the cached path checks nothing twice. When a variant raises, the
+        operands are checked here first: a caller's mistake is re-raised as such and never quarantines a kernel."""
+        m, k = a.shape
+        if b_layout == "row":
+            kb, n = b.shape
+        else:
+            n, kb = b.shape
+        if kb != k:
+            raise ValueError(f"a{tuple(a.shape)} and b{tuple(b.shape)} do not match for b_layout={b_layout!r}")
+        sel = self._cache.get((m, n, k, b_layout, acc)) or self.select(m, n, k, b_layout, acc)
+        if out is None:
+            out = a.new_empty((m, n))
+        if not sel.guarded:  # the cuBLAS fallback / the CPU: nothing left to fall back to
+            sel.run(a, b, out)
+            return out, sel
+        try:
+            sel.run(a, b, out)
+        except Exception as error:
+            validate_operands(a, b, out, m, n)
+            self._quarantine_now(sel.kernel, "kernel_error", (m, n, k, b_layout, acc), repr(error))
+            fallback = self._cublas(b_layout, acc, "kernel_error")
+            fallback.run(a, b, out)
+            return out, fallback
+        if self._canary_rate and self._rng() < self._canary_rate and not _capturing(a):
+            return self._canary(sel, a, b, out, (m, n, k, b_layout, acc))
+        return out, sel
+
+    def gemm(self, a, b, b_layout: str = "row", acc: str = "f32", out=None):
+        """C = A @ B (Contract 1)."""
+        return self.run(a, b, b_layout, acc, out)[0]
+
+    def _canary(self, sel: Selection, a, b, out, shape: tuple):
+        """Rerun on cuBLAS and compare (this synchronizes the stream: it is for a sample of calls only)."""
+        m, n, k, b_layout, acc = shape
+        reference = self._cublas(b_layout, acc, "canary_mismatch")
+        expected = out.new_empty(out.shape)
+        reference.run(a, b, expected)
+        err, bound = relative_error(out, expected), self.tolerance(acc, k)
+        ok = err <= bound
+        self._emit(DispatchEvent("canary", sel.kernel, shape, ok=ok, rel_err=err,
+                                 detail=f"relative Frobenius error {err:.3g} (bound {bound:.3g})"))
+        if ok:
+            return out, sel
+        self._quarantine_now(sel.kernel, "canary_mismatch", shape,
+                             f"relative Frobenius error {err:.3g} > {bound:.3g} vs cuBLAS")
+        out.copy_(expected)
+        return out, reference
+
+
+def validate_operands(a, b, out, m: int, n: int) -> None:
+    """Raise TypeError / ValueError for operands no launcher may run: not fp16, out not m x n, not contiguous
+    (row-major), not all on one device."""
+    f16 = torch.float16
+    if a.dtype != f16 or b.dtype != f16 or out.dtype != f16:
+        raise TypeError(f"a, b and out must be float16, got {a.dtype}, {b.dtype}, {out.dtype}")
+    if out.dim() != 2 or out.shape[0] != m or out.shape[1] != n:
+        raise ValueError(f"out must be {m}x{n}, got {tuple(out.shape)}")
+    if not (a.is_contiguous() and b.is_contiguous() and out.is_contiguous()):
+        raise ValueError("a, b and out must be contiguous (row-major)")
+    device = a.get_device()
+    if b.get_device() != device or out.get_device() != device:
+        raise ValueError("a, b and out must be on the same device")
+
+
+def _capturing(a) -> bool:
+    if not a.is_cuda:
+        return False
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _bind_kernel(kernel, knobs: dict) -> Launcher:
+    raster, swizzle, splits = (int(knobs.get(name, 0)) for name in ("raster", "swizzle", "splits"))
+    if not (raster or swizzle or splits):
+        return kernel
+    return lambda a, b, out: kernel(a, b, out, raster=raster, swizzle=swizzle, splits=splits)
+
+
+def _bind_arm(arm, b_layout: str, acc: str) -> Launcher:
+    return lambda a, b, out: arm(a, b, out, b_layout=b_layout, acc=acc)
+
+
+__all__ = ["Dispatcher", "Selection", "DispatchEvent", "FALLBACK_REASONS", "canary_tolerance", "relative_error",
+           "torch_gemm", "validate_operands"]

@@ -1,0 +1,237 @@
+"""Tuned tables (Contract 3): `kernels/tables/<arch>_<acc>.json`, written by the tuner, read by the dispatcher.
+
+Loading validates everything up front and fails with the file, the entry index and the field, so that a bad table is
+found when the service starts, not as wrong results later. A missing table is not an error: every shape then falls
+back to cuBLAS (`no_tuned_kernel`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+TABLES_DIR = Path(__file__).resolve().parent / "tables"
+ARM_KERNELS = ("cublas", "cublaslt")  # table entries that choose a cuBLAS arm instead of a built variant
+ARM_OPTIONS = {"cublas": {"kind"}, "cublaslt": {"kind", "algo_index"}}
+ARM_KINDS = {"cublas": ("gemmex", "gemmex_tn", "gemmex_nn"), "cublaslt": ("lt_heuristic", "lt_algo", "lt_implicit")}
+B_LAYOUTS = ("row", "col")
+ACCS = ("f32", "f16")
+KNOBS = ("raster", "swizzle", "splits")
+META_STRINGS = ("gpu", "arch", "acc", "date", "commit", "driver", "cuda", "torch")
+ENTRY_KEYS = {"m", "n", "k", "b_layout", "kernel", "config", "runtime", "us", "cublas_us"}
+
+
+class TableError(ValueError):
+    """A tuned table that cannot be used; the message names the file, the entry and the field."""
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    m: int
+    n: int
+    k: int
+    b_layout: str
+    kernel: str                                   # KernelConfig.name, or "cublas" / "cublaslt"
+    config: Any = None                            # KernelConfig for built variants; arm options (dict) for arms
+    runtime: dict = field(default_factory=dict)   # raster / swizzle / splits
+    us: float | None = None
+    cublas_us: float | None = None
+
+    @property
+    def is_arm(self) -> bool:
+        return self.kernel in ARM_KERNELS
+
+
+@dataclass
+class TunedTable:
+    arch: str
+    acc: str
+    meta: dict
+    entries: dict[tuple[int, int, int, str], TableEntry]
+    source: str = "<dict>"
+
+    def lookup(self, m: int, n: int, k: int, b_layout: str) -> TableEntry | None:
+        return self.entries.get((m, n, k, b_layout))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>", parse_config: Callable[[dict], Any] | None = None,
+                  knobs_for: Callable[[Any], dict] | None = None) -> "TunedTable":
+        """Validate and build. parse_config turns an entry's config into a KernelConfig (default
+        KernelConfig.from_dict); knobs_for(cfg) gives the runtime knob values a variant honours
+        (default kernels.space.runtime_knobs)."""
+        if parse_config is None or knobs_for is None:
+            from kernels import space
+            from kernels.config import KernelConfig
+
+            parse_config = parse_config or KernelConfig.from_dict
+            knobs_for = knobs_for or space.runtime_knobs
+        where = _Where(source)
+        if not isinstance(data, dict):
+            raise where.error("", f"must be a JSON object with 'meta' and 'entries', got {type(data).__name__}")
+        if set(data) != {"meta", "entries"}:
+            raise where.error("", f"top-level keys must be exactly ['entries', 'meta'], got {sorted(data)}")
+        meta = _check_meta(data["meta"], where)
+        if not isinstance(data["entries"], list):
+            raise where.error("entries", "must be a list")
+        entries: dict[tuple[int, int, int, str], TableEntry] = {}
+        for i, raw in enumerate(data["entries"]):
+            entry = _check_entry(raw, meta["acc"], where.at(f"entries[{i}]"), parse_config, knobs_for)
+            key = (entry.m, entry.n, entry.k, entry.b_layout)
+            if key in entries:
+                raise where.error(f"entries[{i}]", f"duplicate shape m={key[0]} n={key[1]} k={key[2]} "
+                                                   f"b_layout={key[3]}")
+            entries[key] = entry
+        return cls(meta["arch"], meta["acc"], meta, entries, source)
+
+
+class _Where:
+    def __init__(self, source: str, path: str = ""):
+        self.source, self.path = source, path
+
+    def at(self, path: str) -> "_Where":
+        return _Where(self.source, path)
+
+    def error(self, fld: str, message: str) -> TableError:
+        location = ".".join(p for p in (self.path, fld) if p)
+        return TableError(f"{self.source}: {location + ': ' if location else ''}{message}")
+
+
+def _check_meta(meta: Any, where: _Where) -> dict:
+    if not isinstance(meta, dict):
+        raise where.error("meta", "must be an object")
+    for key in ("arch", "acc"):
+        if key not in meta:
+            raise where.error("meta", f"missing required key {key!r}")
+    for key in META_STRINGS:
+        if key in meta and not isinstance(meta[key], str):
+            raise where.error(f"meta.{key}", f"must be a string, got {meta[key]!r}")
+    if meta["acc"] not in ACCS:
+        raise where.error("meta.acc", f"must be one of {ACCS}, got {meta['acc']!r}")
+    if not meta["arch"].startswith("sm") or not meta["arch"][2:].isdigit():
+        raise where.error("meta.arch", f"must look like 'sm90', got {meta['arch']!r}")
+    return meta
+
+
+def _positive_int(raw: dict, key: str, where: _Where) -> int:
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise where.error(key, f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _optional_time(raw: dict, key: str, where: _Where) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise where.error(key, f"must be a positive finite number of microseconds, got {value!r}")
+    return float(value)
+
+
+def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for) -> TableEntry:
+    if not isinstance(raw, dict):
+        raise where.error("", "must be an object")
+    unknown = set(raw) - ENTRY_KEYS
+    if unknown:
+        raise where.error("", f"unknown keys {sorted(unknown)} (allowed: {sorted(ENTRY_KEYS)})")
+    m, n, k = (_positive_int(raw, key, where) for key in ("m", "n", "k"))
+    b_layout = raw.get("b_layout")
+    if b_layout not in B_LAYOUTS:
+        raise where.error("b_layout", f"must be one of {B_LAYOUTS}, got {b_layout!r}")
+    kernel = raw.get("kernel")
+    if not isinstance(kernel, str) or not kernel:
+        raise where.error("kernel", f"must be a non-empty string, got {kernel!r}")
+    runtime = raw.get("runtime", {})
+    if not isinstance(runtime, dict) or set(runtime) - set(KNOBS):
+        raise where.error("runtime", f"must be an object with keys among {KNOBS}, got {runtime!r}")
+    for knob, value in runtime.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise where.error(f"runtime.{knob}", f"must be a non-negative integer, got {value!r}")
+    if kernel in ARM_KERNELS:
+        config = _check_arm_options(kernel, raw.get("config", {}), where)
+        if any(runtime.values()):
+            raise where.error("runtime", f"{kernel} takes no runtime knobs, got {runtime!r}")
+    else:
+        config = _check_variant(kernel, raw.get("config"), acc, b_layout, runtime, where, parse_config, knobs_for)
+    return TableEntry(m, n, k, b_layout, kernel, config, dict(runtime), _optional_time(raw, "us", where),
+                      _optional_time(raw, "cublas_us", where))
+
+
+def _check_arm_options(kernel: str, options: Any, where: _Where) -> dict:
+    if not isinstance(options, dict) or set(options) - ARM_OPTIONS[kernel]:
+        raise where.error("config", f"{kernel} options must be an object with keys among "
+                                    f"{sorted(ARM_OPTIONS[kernel])}, got {options!r}")
+    if "kind" in options and options["kind"] not in ARM_KINDS[kernel]:
+        raise where.error("config.kind", f"must be one of {ARM_KINDS[kernel]}, got {options['kind']!r}")
+    index = options.get("algo_index", 0)
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise where.error("config.algo_index", f"must be a non-negative integer, got {index!r}")
+    return dict(options)
+
+
+def _check_variant(kernel, raw_config, acc, b_layout, runtime, where, parse_config, knobs_for):
+    if not isinstance(raw_config, dict):
+        raise where.error("config", f"a built variant needs its KernelConfig as an object, got {raw_config!r}")
+    try:
+        cfg = parse_config(raw_config)
+    except (TypeError, ValueError) as error:
+        raise where.error("config", f"not a valid KernelConfig: {error}") from None
+    if cfg.name != kernel:
+        raise where.error("kernel", f"{kernel!r} does not match its config, whose name is {cfg.name!r}")
+    if getattr(cfg, "acc", acc) != acc:
+        raise where.error("config.acc", f"{cfg.acc!r} in a table for acc={acc!r}")
+    if getattr(cfg, "b_layout", b_layout) != b_layout:
+        raise where.error("config.b_layout", f"{cfg.b_layout!r} in an entry for b_layout={b_layout!r}")
+    allowed = knobs_for(cfg)
+    for knob, value in runtime.items():
+        if value not in allowed.get(knob, (0,)):
+            raise where.error(f"runtime.{knob}", f"{value} is not honoured by {kernel} "
+                                                 f"(allowed: {allowed.get(knob, (0,))})")
+    return cfg
+
+
+def table_path(arch: str, acc: str, directory: Path | None = None) -> Path:
+    return Path(directory or TABLES_DIR) / f"{arch}_{acc}.json"
+
+
+def load_table(path: Path | str, **kwargs) -> TunedTable:
+    """Load and validate one table file; its meta must agree with its name (<arch>_<acc>.json)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise TableError(f"{path}: not valid JSON: {error}") from None
+    table = TunedTable.from_dict(data, source=str(path), **kwargs)
+    expected = f"{table.arch}_{table.acc}.json"
+    if path.name != expected:
+        raise TableError(f"{path}: meta says arch={table.arch!r} acc={table.acc!r}, so the file must be named "
+                         f"{expected!r}")
+    return table
+
+
+def load_tables(arch: str, directory: Path | str | None = None, **kwargs) -> dict[str, TunedTable]:
+    """{acc: table} for every accumulator that has a table for this arch; missing files are simply absent."""
+    out = {}
+    for acc in ACCS:
+        path = table_path(arch, acc, directory)
+        if path.is_file():
+            out[acc] = load_table(path, **kwargs)
+    return out
+
+
+def dump_table(meta: dict, entries: list[dict], path: Path | str | None = None, **kwargs) -> dict:
+    """Validate a table (the tuner's writer uses this) and optionally write it; returns the JSON object."""
+    data = {"meta": dict(meta), "entries": list(entries)}
+    table = TunedTable.from_dict(data, source=str(path or "<new table>"), **kwargs)
+    if path is not None:
+        path = Path(path)
+        if path.name != f"{table.arch}_{table.acc}.json":
+            raise TableError(f"{path}: must be named {table.arch}_{table.acc}.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+    return data

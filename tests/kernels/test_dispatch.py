@@ -1,0 +1,444 @@
+"""The dispatcher's decisions and guards, on the CPU.
+
+The real Dispatcher, tables (KernelConfig, space.supports, space.runtime_knobs) and padding run as they do on the
+GPU; only the two GPU-side parts are replaced by launchers that compute with torch on the CPU: the kernel loader
+(FakeKernel: correct, raising, or wrong on purpose) and the cuBLAS arm (TorchArm). They record every call, so the
+tests can see which launcher ran on which (possibly padded) shape.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+import kernels
+from kernels import space
+from kernels.config import KernelConfig
+from kernels.dispatch import FALLBACK_REASONS, Dispatcher, canary_tolerance, torch_gemm, validate_operands
+from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
+from kernels.runtime import KernelLaunchError, KernelNotBuilt
+from kernels.tuned_tables import TunedTable
+
+SM90_ROW = KernelConfig("sm90", "f32", "row", (128, 128, 64), schedule="cooperative", scheduler="persistent")
+SM90_COL = KernelConfig("sm90", "f32", "col", (64, 128, 64), schedule="pingpong", scheduler="persistent")
+SM80_COL_A2 = KernelConfig("sm80", "f32", "col", (64, 64, 64), warp=(32, 32, 64), stages=5, alignment=2)
+SM80_F16 = KernelConfig("sm80", "f16", "row", (64, 64, 64), warp=(32, 32, 64), stages=5)
+
+
+class FakeKernel:
+    """A built variant stand-in: `ok` computes C = A @ B, `raises` fails its launch, `wrong` returns a wrong C.
+    Like the real one it rejects bad operands (TypeError / ValueError) before launching; it also refuses shapes the
+    real variant could not run, so a dispatcher bug shows up as a kernel error."""
+
+    def __init__(self, cfg: KernelConfig, mode: str = "ok"):
+        self.cfg, self.mode, self.calls = cfg, mode, []
+
+    def __call__(self, a, b, out, *, raster=0, swizzle=0, splits=0):
+        m, k = a.shape
+        n = b.shape[1] if self.cfg.b_layout == "row" else b.shape[0]
+        validate_operands(a, b, out, m, n)  # like CompiledKernel: bad operands raise before any launch
+        self.calls.append(((m, n, k), (raster, swizzle, splits)))
+        assert space.supports(self.cfg, m, n, k), f"dispatcher launched {self.cfg.name} on unsupported {m}x{n}x{k}"
+        if self.mode == "raises":
+            raise KernelLaunchError(self.cfg.name, 7, " (fake launch failure)")
+        torch_gemm(a, b, out, b_layout=self.cfg.b_layout)
+        if self.mode == "wrong":
+            out[: max(1, m // 4)] = 0  # a lost tile: plausible, finite, wrong
+        return out
+
+
+class FakeLoader:
+    """runtime.load stand-in. modes[name]: 'ok' | 'raises' | 'wrong' | 'not_built' | 'load_error'."""
+
+    def __init__(self, modes: dict[str, str] | None = None):
+        self.modes, self.loaded, self.load_calls = modes or {}, {}, 0
+
+    def __call__(self, cfg):
+        self.load_calls += 1
+        mode = self.modes.get(cfg.name, "ok")
+        if mode == "not_built":
+            raise KernelNotBuilt(f"{cfg.name}: not built")
+        if mode == "load_error":
+            raise OSError(f"{cfg.name}: invalid ELF header")
+        return self.loaded.setdefault(cfg.name, FakeKernel(cfg, mode))
+
+
+class TorchArm:
+    """cuBLAS arm stand-in with the arm call signature; `fails` mimics a CublasError status."""
+
+    def __init__(self, kernel: str, options: dict, fails: bool = False):
+        self.kernel, self.options, self.calls, self.fails = kernel, options, 0, fails
+
+    def __call__(self, a, b, out, *, b_layout, acc):
+        validate_operands(a, b, out, a.shape[0], b.shape[1] if b_layout == "row" else b.shape[0])
+        self.calls += 1
+        if self.fails:
+            raise RuntimeError("cublasLtMatmul failed with status 15 (fake)")
+        return torch_gemm(a, b, out, b_layout=b_layout, acc=acc)
+
+
+class Arms:
+    def __init__(self, failing=()):
+        self.made: dict[tuple, TorchArm] = {}
+        self.failing = set(failing)
+
+    def __call__(self, kernel, options):
+        arm = TorchArm(kernel, options, fails=kernel in self.failing)
+        self.made[(kernel, tuple(sorted(options.items())))] = arm
+        return arm
+
+    def calls(self, kernel="cublas", **options) -> int:
+        arm = self.made.get((kernel, tuple(sorted(options.items()))))
+        return arm.calls if arm else 0
+
+
+def table(acc: str, *entries: dict) -> TunedTable:
+    return TunedTable.from_dict({"meta": {"arch": "sm90", "acc": acc, "gpu": "test"}, "entries": list(entries)})
+
+
+def entry(cfg: KernelConfig, m: int, n: int, k: int, **runtime) -> dict:
+    return {"m": m, "n": n, "k": k, "b_layout": cfg.b_layout, "kernel": cfg.name, "config": cfg.to_dict(),
+            "runtime": runtime}
+
+
+def make(tables=(), modes=None, failing_arms=(), **kwargs):
+    loader, arms = FakeLoader(modes), Arms(failing_arms)
+    by_acc = {t.acc: t for t in tables}
+    d = Dispatcher(tables=by_acc, load_kernel=loader, arm_factory=arms, arch="sm90", **kwargs)
+    return d, loader, arms
+
+
+def operands(m, n, k, b_layout="row", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).half()
+    b = torch.randn(*((k, n) if b_layout == "row" else (n, k)), generator=g).half()
+    return a, b
+
+
+def rel_err(out, a, b, b_layout):
+    ref = a.double() @ (b.double() if b_layout == "row" else b.double().t())
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def poisoned(m, n):
+    return torch.full((m, n), float("nan"), dtype=torch.float16)
+
+
+def run_checked(d, m, n, k, b_layout="row", acc="f32", seed=0):
+    a, b = operands(m, n, k, b_layout, seed)
+    out, sel = d.run(a, b, b_layout, acc, out=poisoned(m, n))
+    assert rel_err(out, a, b, b_layout) < 1e-2, sel
+    return sel
+
+
+# ---- the chain --------------------------------------------------------------------------------------------------
+def test_exact_table_entry_runs_the_variant_with_its_runtime_knobs():
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 256, 512, 128, raster=2, swizzle=4))])
+    sel = run_checked(d, 256, 512, 128)
+    assert (sel.kernel, sel.fallback, sel.padded) == (SM90_ROW.name, None, None)
+    assert loader.loaded[SM90_ROW.name].calls == [((256, 512, 128), (2, 4, 0))]
+    assert arms.calls() == 0
+
+
+def test_no_table_and_no_predictor_falls_back_to_cublas():
+    d, loader, arms = make()
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublas", "no_tuned_kernel")
+    assert arms.calls() == 1 and loader.load_calls == 0
+
+
+def test_table_for_other_accumulator_is_not_used():
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
+    assert d.select(64, 64, 64, "row", "f16").fallback == "no_tuned_kernel"
+    assert d.select(64, 64, 64, "col", "f32").fallback == "no_tuned_kernel"
+
+
+def test_table_may_choose_a_cublas_arm_which_is_not_a_fallback():
+    t = table("f32", {"m": 64, "n": 4096, "k": 64, "b_layout": "col", "kernel": "cublaslt",
+                      "config": {"algo_index": 3}})
+    d, _, arms = make([t])
+    sel = run_checked(d, 64, 4096, 64, "col")
+    assert (sel.kernel, sel.fallback) == ("cublaslt", None)
+    assert arms.calls("cublaslt", algo_index=3) == 1
+
+
+def test_failing_tuned_cublaslt_arm_falls_back_to_gemmex_and_is_quarantined():
+    t = table("f32", {"m": 64, "n": 64, "k": 64, "b_layout": "row", "kernel": "cublaslt",
+                      "config": {"algo_index": 7}})
+    d, _, arms = make([t], failing_arms={"cublaslt"})
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
+    assert d.quarantined() == {"cublaslt": "kernel_error"}
+    assert run_checked(d, 64, 64, 64).fallback == "quarantined"
+
+
+def test_predictor_fills_shapes_the_table_lacks():
+    asked = []
+
+    def predictor(m, n, k, b_layout, acc):
+        asked.append((m, n, k, b_layout, acc))
+        return (SM90_COL, {"swizzle": 2}) if b_layout == "col" else None
+
+    d, loader, _ = make(predictor=predictor)
+    sel = run_checked(d, 128, 256, 64, "col")
+    assert (sel.kernel, sel.fallback) == (SM90_COL.name, None)
+    assert loader.loaded[SM90_COL.name].calls[0][1] == (0, 2, 0)
+    assert run_checked(d, 128, 256, 64, "row").fallback == "no_tuned_kernel"
+    assert asked[0] == (128, 256, 64, "col", "f32")
+
+
+def test_table_wins_over_predictor():
+    d, _, _ = make([table("f32", entry(SM90_ROW, 128, 128, 128))], predictor=lambda *shape: SM90_COL)
+    assert d.select(128, 128, 128, "row").kernel == SM90_ROW.name
+
+
+def test_broken_predictor_is_reported_and_ignored():
+    events = []
+
+    def predictor(*shape):
+        raise RuntimeError("model file missing")
+
+    d, _, _ = make(predictor=predictor, on_event=events.append)
+    assert run_checked(d, 64, 64, 64).fallback == "no_tuned_kernel"
+    assert [e.kind for e in events] == ["predictor_error"]
+
+
+def test_prediction_for_the_wrong_accumulator_is_rejected():
+    events = []
+    d, _, _ = make(predictor=lambda *shape: SM80_F16, on_event=events.append)  # an f16 variant for an f32 call
+    assert d.select(64, 64, 64, "row", "f32").fallback == "no_tuned_kernel"
+    assert events and events[0].kind == "predictor_error"
+
+
+# ---- padding ----------------------------------------------------------------------------------------------------
+def test_unaligned_shape_runs_the_variant_on_padded_copies():
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 127, 255, 511))])
+    sel = run_checked(d, 127, 255, 511)
+    assert (sel.kernel, sel.fallback, sel.padded) == (SM90_ROW.name, None, (127, 256, 512))
+    assert loader.loaded[SM90_ROW.name].calls[0][0] == (127, 256, 512)
+    assert arms.calls() == 0
+
+
+def test_padded_buffers_stay_zero_across_calls():
+    d, _, _ = make([table("f32", entry(SM90_COL, 127, 255, 511))])
+    for seed in range(3):  # new data each time through the same cached buffers
+        assert run_checked(d, 127, 255, 511, "col", seed=seed).padded == (127, 256, 512)
+
+
+def test_unaligned_shape_uses_the_entry_of_a_covering_shape():
+    d, loader, _ = make([table("f32", entry(SM90_ROW, 128, 256, 512))])
+    sel = run_checked(d, 127, 255, 511)
+    assert (sel.kernel, sel.fallback, sel.padded) == (SM90_ROW.name, None, (128, 256, 512))
+    assert loader.loaded[SM90_ROW.name].calls[0][0] == (128, 256, 512)
+
+
+def test_shapes_padded_to_the_same_target_do_not_share_buffers():
+    d, _, _ = make([table("f32", entry(SM90_ROW, 128, 256, 512))])
+    for k in (511, 509, 511):  # a shared buffer would keep the first call's K columns in the second
+        assert run_checked(d, 127, 255, k, seed=k).padded == (128, 256, 512)
+
+
+def test_variant_that_handles_the_alignment_runs_unpadded():
+    d, loader, _ = make([table("f32", entry(SM80_COL_A2, 64, 130, 66))])  # alignment 2: 130 and 66 are fine
+    sel = run_checked(d, 64, 130, 66, "col")
+    assert (sel.kernel, sel.padded) == (SM80_COL_A2.name, None)
+
+
+def test_unaligned_without_padding_falls_back_with_reason_unaligned():
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 127, 255, 511))], pad=False)
+    sel = run_checked(d, 127, 255, 511)
+    assert (sel.kernel, sel.fallback) == ("cublas", "unaligned")
+    assert loader.load_calls == 0
+
+
+def test_padding_that_would_cost_too_much_is_not_done():
+    d, _, _ = make([table("f32", entry(SM90_ROW, 3, 5, 7))])  # 3x8x8 is 3.6x the work
+    assert run_checked(d, 3, 5, 7).fallback == "unaligned"
+
+
+def test_pad_targets_cover_the_shape_within_the_cost_bound():
+    targets = pad_targets(127, 255, 511)
+    assert targets[0] == (127, 256, 512) and (128, 256, 512) in targets
+    for t in targets:
+        assert t[0] >= 127 and t[1] >= 255 and t[2] >= 511 and t[0] * t[1] * t[2] <= 1.25 * 127 * 255 * 511
+    assert pad_targets(64, 64, 64) == [] or all(t != (64, 64, 64) for t in pad_targets(64, 64, 64))
+    assert pad_targets(3, 5, 7) == []
+
+
+def test_pad_pool_evicts_beyond_its_budget_but_keeps_the_newest():
+    pool = PadBufferPool(budget_bytes=3 * 2 * 64 * 64 * 2)  # room for about two sets of 64x64 buffers
+    like = torch.empty(1, dtype=torch.float16)
+    for i in range(5):
+        pool.get(like, ("shape", i), ((64, 64), (64, 64), (64, 64)))
+    assert 1 <= len(pool) <= 2 and pool.nbytes <= pool.budget_bytes
+
+
+def test_padded_launcher_rejects_other_dtypes_instead_of_converting():
+    d, _, _ = make([table("f32", entry(SM90_ROW, 127, 255, 511))])
+    a, b = operands(127, 255, 511)
+    with pytest.raises(TypeError):
+        d.gemm(a.float(), b.float())
+    with pytest.raises(TypeError):
+        d.gemm(a, b, out=torch.empty(127, 255))
+    assert d.quarantined() == {}
+
+
+def test_padded_launcher_refuses_a_smaller_target():
+    with pytest.raises(ValueError):
+        PaddedLauncher(lambda *x: None, (8, 8, 8), (8, 4, 8), "row", PadBufferPool(1 << 20))
+
+
+# ---- fallback reasons and quarantine ----------------------------------------------------------------------------
+def test_not_built_variant_falls_back_and_is_not_quarantined():
+    d, _, arms = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "not_built"})
+    assert run_checked(d, 64, 64, 64).fallback == "not_built"
+    assert d.quarantined() == {}
+
+
+def test_variant_that_fails_to_load_is_quarantined():
+    events = []
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64), entry(SM90_ROW, 128, 64, 64))],
+                   modes={SM90_ROW.name: "load_error"}, on_event=events.append)
+    assert run_checked(d, 64, 64, 64).fallback == "kernel_error"
+    assert d.quarantined() == {SM90_ROW.name: "kernel_error"}
+    assert run_checked(d, 128, 64, 64).fallback == "quarantined"
+    assert [(e.kind, e.kernel, e.reason) for e in events] == [("quarantine", SM90_ROW.name, "kernel_error")]
+
+
+def test_variant_that_raises_is_quarantined_and_the_call_still_succeeds():
+    events = []
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "raises"},
+                           on_event=events.append)
+    sel = run_checked(d, 64, 64, 64)  # correct result: redone on cuBLAS
+    assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
+    assert SM90_ROW.name in d.quarantined()
+    assert [e.kind for e in events] == ["quarantine"] and "fake launch failure" in events[0].detail
+    assert run_checked(d, 64, 64, 64).fallback == "quarantined"
+    assert len(loader.loaded[SM90_ROW.name].calls) == 1  # never launched again
+
+
+def test_quarantine_keeps_other_cached_selections():
+    d, loader, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64), entry(SM90_COL, 64, 64, 64))],
+                        modes={SM90_ROW.name: "raises"})
+    col = d.select(64, 64, 64, "col")
+    run_checked(d, 64, 64, 64, "row")
+    assert d.select(64, 64, 64, "col") is col
+
+
+def test_canary_catches_a_wrong_variant_returns_cublas_result_and_quarantines():
+    events = []
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 128, 128, 128))], modes={SM90_ROW.name: "wrong"},
+                           canary_rate=1.0, on_event=events.append)
+    sel = run_checked(d, 128, 128, 128)  # run_checked asserts the returned C is right
+    assert (sel.kernel, sel.fallback) == ("cublas", "canary_mismatch")
+    assert d.quarantined() == {SM90_ROW.name: "canary_mismatch"}
+    canary = [e for e in events if e.kind == "canary"]
+    assert len(canary) == 1 and canary[0].ok is False and canary[0].rel_err > canary_tolerance("f32", 128)
+    assert run_checked(d, 128, 128, 128).fallback == "quarantined"
+
+
+def test_canary_passes_a_correct_variant():
+    events = []
+    d, _, arms = make([table("f32", entry(SM90_ROW, 128, 128, 128))], canary_rate=1.0, on_event=events.append)
+    for seed in range(3):
+        assert run_checked(d, 128, 128, 128, seed=seed).kernel == SM90_ROW.name
+    assert [e.ok for e in events] == [True, True, True] and all(e.rel_err < 1e-2 for e in events)
+    assert d.quarantined() == {} and arms.calls() == 3  # each canary reran on cuBLAS
+
+
+def test_canary_samples_at_the_configured_rate():
+    events = []
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))], canary_rate=0.25, rng=random.Random(1),
+                   on_event=events.append)
+    for _ in range(400):
+        d.gemm(*operands(64, 64, 64))
+    assert 60 <= len(events) <= 140  # binomial(400, 0.25): mean 100, sd 8.7
+    d.canary_rate = 0.0
+    before = len(events)
+    for _ in range(20):
+        d.gemm(*operands(64, 64, 64))
+    assert len(events) == before
+    with pytest.raises(ValueError):
+        d.canary_rate = 1.5
+
+
+def test_canary_tolerance_is_tight_for_f32_and_grows_with_k_for_f16():
+    assert canary_tolerance("f32", 64) == canary_tolerance("f32", 16384) == 1e-2
+    assert canary_tolerance("f16", 64) < canary_tolerance("f16", 16384) < 0.2
+
+
+def test_cpu_backend():
+    d = Dispatcher(backend="cpu")
+    a, b = operands(33, 17, 9)
+    out, sel = d.run(a, b)
+    assert (sel.kernel, sel.fallback) == ("torch_cpu", "cpu_backend")
+    assert rel_err(out, a, b, "row") < 1e-2
+
+
+def test_every_fallback_reason_is_reachable():
+    seen = set()
+    d, _, _ = make()
+    seen.add(d.select(64, 64, 64).fallback)  # no_tuned_kernel
+    d, _, _ = make([table("f32", entry(SM90_ROW, 3, 5, 7))])
+    seen.add(d.select(3, 5, 7).fallback)  # unaligned
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "not_built"})
+    seen.add(d.select(64, 64, 64).fallback)  # not_built
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "raises"})
+    seen.add(d.run(*operands(64, 64, 64))[1].fallback)  # kernel_error
+    seen.add(d.select(64, 64, 64).fallback)  # quarantined
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "wrong"}, canary_rate=1.0)
+    seen.add(d.run(*operands(64, 64, 64))[1].fallback)  # canary_mismatch
+    seen.add(Dispatcher(backend="cpu").select(64, 64, 64).fallback)  # cpu_backend
+    assert seen == set(FALLBACK_REASONS)
+
+
+# ---- the cached path and input checks ---------------------------------------------------------------------------
+def test_selection_is_decided_once_per_shape():
+    calls = []
+    d, loader, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))],
+                        predictor=lambda *shape: calls.append(shape))
+    first = d.select(64, 64, 64)
+    for _ in range(5):
+        d.gemm(*operands(64, 64, 64))
+    assert d.select(64, 64, 64) is first and loader.load_calls == 1
+    d.gemm(*operands(32, 64, 64))
+    d.gemm(*operands(32, 64, 64))
+    assert calls.count((32, 64, 64, "row", "f32")) == 1
+
+
+@pytest.mark.parametrize("tuned", [True, False], ids=["variant", "cublas"])
+def test_bad_operands_raise_and_do_not_quarantine(tuned):
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))] if tuned else [])
+    a, b = operands(64, 64, 64)
+    with pytest.raises(TypeError):
+        d.gemm(a.float(), b)
+    with pytest.raises(ValueError):
+        d.gemm(a, b[:32])  # K mismatch
+    with pytest.raises(ValueError):
+        d.gemm(a, b.t(), b_layout="row")  # 64x64 but not contiguous
+    with pytest.raises(ValueError):
+        d.gemm(a, b, out=torch.empty(64, 32, dtype=torch.float16))
+    with pytest.raises(ValueError):
+        d.gemm(a, b, out=torch.empty(64, 64, dtype=torch.float16).t())  # right shape, column-major
+    with pytest.raises(ValueError):
+        d.select(64, 64, 64, b_layout="colmajor")
+    with pytest.raises(ValueError):
+        d.select(64, 64, 64, acc="f64")
+    assert d.quarantined() == {}
+
+
+def test_listener_failure_never_breaks_a_gemm():
+    def broken(event):
+        raise RuntimeError("metrics down")
+
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))], modes={SM90_ROW.name: "raises"}, on_event=broken)
+    assert run_checked(d, 64, 64, 64).fallback == "kernel_error"
+
+
+def test_public_api_on_cpu_tensors_uses_the_cpu_backend():
+    a, b = operands(16, 24, 8, "col")
+    out = kernels.gemm(a, b, b_layout="col")
+    assert rel_err(out, a, b, "col") < 1e-2
+    assert kernels.get_dispatcher("cpu").select(16, 24, 8, "col").fallback == "cpu_backend"
+    assert kernels.get_dispatcher("cpu") is kernels.get_dispatcher(torch.device("cpu"))
