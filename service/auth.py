@@ -1,0 +1,35 @@
+"""Optional bearer-token auth for /v1/*: a pure ASGI middleware (no per-request dependency solving on the hot path).
+Keys come from HGEMM_API_KEYS; with none configured every request passes. Health and metrics stay open."""
+from __future__ import annotations
+
+import hmac
+
+import orjson
+
+MESSAGE = b"missing or invalid bearer token: send Authorization: Bearer <one of HGEMM_API_KEYS>"
+
+
+class BearerAuthMiddleware:
+    def __init__(self, app, keys: list[str], metrics):
+        self.app = app
+        self.keys = [key.encode() for key in keys]
+        self.metrics = metrics
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not self.keys or not scope["path"].startswith("/v1/"):
+            return await self.app(scope, receive, send)
+        token = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, token = value.partition(b" ")
+                if scheme.lower() != b"bearer":
+                    token = b""
+                break
+        if token and any(hmac.compare_digest(token.strip(), key) for key in self.keys):
+            return await self.app(scope, receive, send)
+        self.metrics.rejected.labels("unauthorized").inc()
+        body = orjson.dumps({"detail": MESSAGE.decode()})
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

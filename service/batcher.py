@@ -1,0 +1,150 @@
+"""A dynamic batcher, one small mechanism (in the spirit of Ray Serve's `@serve.batch`).
+
+`submit(item)` enqueues an item and awaits its result. One worker coroutine gathers up to `max_batch_size` items, or
+waits at most `max_queue_delay_s` after the first item of a batch arrived, then runs `run_batch(items)` on a dedicated
+thread (the event loop stays free) and hands each result back through its future. The queue is bounded (`QueueFull`
+when full), each request has a deadline (`RequestTimeout`), and `close()` drains: every accepted item is answered.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+
+class QueueFull(Exception):
+    pass
+
+
+class Closed(Exception):
+    pass
+
+
+class RequestTimeout(Exception):
+    pass
+
+
+class BatchObserver(Protocol):
+    def on_queue_depth(self, depth: int) -> None: ...
+    def on_batch(self, size: int, queue_waits_s: Sequence[float]) -> None: ...
+
+
+@dataclass
+class _Pending:
+    item: Any
+    future: asyncio.Future
+    enqueued_at: float = field(default_factory=time.perf_counter)
+
+
+class Batcher:
+    def __init__(self, run_batch: Callable[[list[Any]], list[Any]], *, max_batch_size: int, max_queue_delay_s: float,
+                 capacity: int, timeout_s: float, observers: Sequence[BatchObserver] = ()):
+        """`run_batch(items)` returns one entry per item: its result, or an exception instance for that item only."""
+        self._run_batch = run_batch
+        self.max_batch_size = max_batch_size
+        self.max_queue_delay_s = max_queue_delay_s
+        self.capacity = capacity
+        self.timeout_s = timeout_s
+        self.observers = list(observers)
+        self._queue: collections.deque[_Pending] = collections.deque()
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._worker: asyncio.Task | None = None
+        # One thread: batches run one after another; the next batch gathers while this one computes.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hgemm-batch")
+
+    @property
+    def depth(self) -> int:
+        return len(self._queue)
+
+    def start(self) -> None:
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._work(), name="hgemm-batcher")
+
+    async def submit(self, item: Any) -> Any:
+        if self._closed:
+            raise Closed("the service is shutting down")
+        if len(self._queue) >= self.capacity:
+            self._drop_finished()
+            if len(self._queue) >= self.capacity:
+                raise QueueFull(f"the queue is full ({self.capacity} requests waiting)")
+        pending = _Pending(item, asyncio.get_running_loop().create_future())
+        self._queue.append(pending)
+        self._notify_depth()
+        self._arrived.set()
+        try:
+            return await asyncio.wait_for(pending.future, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise RequestTimeout(f"no result within {self.timeout_s:g} s") from None
+
+    async def close(self) -> None:
+        """Stop accepting, answer everything already accepted, stop the worker."""
+        self._closed = True
+        self._arrived.set()
+        if self._worker is not None:
+            await self._worker
+        self._executor.shutdown(wait=True)
+
+    async def _work(self) -> None:
+        while True:
+            while not self._queue:
+                if self._closed:
+                    return
+                self._arrived.clear()
+                await self._arrived.wait()
+            await self._gather()
+            batch = self._take()
+            if batch:
+                await self._dispatch(batch)
+
+    async def _gather(self) -> None:
+        """Wait until a full batch is queued, the first item's delay is spent, or we are draining."""
+        deadline = self._queue[0].enqueued_at + self.max_queue_delay_s
+        while len(self._queue) < self.max_batch_size and not self._closed:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                return
+
+    def _take(self) -> list[_Pending]:
+        batch: list[_Pending] = []
+        while self._queue and len(batch) < self.max_batch_size:
+            pending = self._queue.popleft()
+            if not pending.future.done():  # skip requests that already timed out
+                batch.append(pending)
+        self._notify_depth()
+        return batch
+
+    async def _dispatch(self, batch: list[_Pending]) -> None:
+        started = time.perf_counter()
+        for observer in self.observers:
+            observer.on_batch(len(batch), [started - p.enqueued_at for p in batch])
+        items = [p.item for p in batch]
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self._executor, self._run_batch, items)
+            if len(results) != len(batch):
+                raise RuntimeError(f"run_batch returned {len(results)} results for {len(batch)} items")
+        except Exception as error:  # the whole batch failed: every item gets the error
+            results = [error] * len(batch)
+        for pending, result in zip(batch, results):
+            if pending.future.done():
+                continue
+            if isinstance(result, BaseException):
+                pending.future.set_exception(result)
+            else:
+                pending.future.set_result(result)
+
+    def _drop_finished(self) -> None:
+        self._queue = collections.deque(p for p in self._queue if not p.future.done())
+        self._notify_depth()
+
+    def _notify_depth(self) -> None:
+        for observer in self.observers:
+            observer.on_queue_depth(len(self._queue))

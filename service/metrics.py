@@ -1,0 +1,149 @@
+"""Prometheus metrics with the names of Contract 4, on a registry per app (tests build many apps), plus the ASGI
+middleware that counts requests and times them by route template."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+log = logging.getLogger(__name__)
+
+FALLBACK_REASONS = ("no_tuned_kernel", "unaligned", "kernel_error", "quarantined", "not_built", "cpu_backend",
+                    "canary_mismatch")  # Contract 1; the kernel library's tuple wins when it is importable
+REJECT_REASONS = ("queue_full", "timeout", "too_large", "unauthorized", "invalid")
+# dense around the 50 ms P99 objective, so histogram_quantile is accurate where the alert looks
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.1,
+                   0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+FAST_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
+BATCH_BUCKETS = (1, 2, 3, 4, 5, 6, 7, 8, 16, 32)
+
+
+def fallback_reasons() -> tuple[str, ...]:
+    try:
+        from kernels.dispatch import FALLBACK_REASONS as reasons
+        return tuple(reasons)
+    except Exception:  # the kernel library is optional for the service
+        return FALLBACK_REASONS
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = r = CollectorRegistry()
+        self.requests = Counter("hgemm_requests", "HTTP requests", ["endpoint", "method", "status"], registry=r)
+        self.request_duration = Histogram("hgemm_request_duration_seconds", "HTTP request latency", ["endpoint"],
+                                          buckets=LATENCY_BUCKETS, registry=r)
+        self.queue_wait = Histogram("hgemm_queue_wait_seconds", "time from enqueue to batch dispatch",
+                                    buckets=FAST_BUCKETS, registry=r)
+        self.compute = Histogram("hgemm_compute_seconds", "compute time per batch", ["backend"], buckets=FAST_BUCKETS,
+                                 registry=r)
+        self.batch_size = Histogram("hgemm_batch_size", "requests per batch", buckets=BATCH_BUCKETS, registry=r)
+        self.queue_depth = Gauge("hgemm_queue_depth", "requests waiting in the batcher queue", registry=r)
+        self.queue_capacity = Gauge("hgemm_queue_capacity", "batcher queue capacity", registry=r)
+        self.inflight = Gauge("hgemm_inflight_requests", "/v1 requests being served", registry=r)
+        self.fallbacks = Counter("hgemm_fallbacks", "GEMMs that fell back, by reason", ["reason"], registry=r)
+        self.kernel_selections = Counter("hgemm_kernel_selections", "GEMM requests by kernel", ["kernel"], registry=r)
+        self.rejected = Counter("hgemm_rejected", "rejected requests by reason", ["reason"], registry=r)
+        self.resident_operands = Gauge("hgemm_resident_operands", "resident operands", registry=r)
+        self.resident_operand_bytes = Gauge("hgemm_resident_operand_bytes", "bytes of resident operands", registry=r)
+        self.resident_budget_bytes = Gauge("hgemm_resident_budget_bytes", "resident operand budget", registry=r)
+        self.ready = Gauge("hgemm_ready", "1 when the backend is loaded and the warm-up GEMM passed", registry=r)
+        self.backend_info = Gauge("hgemm_backend_info", "the serving backend", ["backend", "device"], registry=r)
+        for reason in fallback_reasons():
+            self.fallbacks.labels(reason)
+        for reason in REJECT_REASONS:
+            self.rejected.labels(reason)
+
+    # batcher observer
+    def on_queue_depth(self, depth: int) -> None:
+        self.queue_depth.set(depth)
+
+    def on_batch(self, size: int, queue_waits_s: Sequence[float]) -> None:
+        self.batch_size.observe(size)
+        for wait in queue_waits_s:
+            self.queue_wait.observe(wait)
+
+    def watch_gpu(self, gpu_index: int, pci_bus_id: str | None = None) -> None:
+        """GPU utilization and memory from NVML, read at scrape time."""
+        try:
+            self.registry.register(NvmlCollector(gpu_index, pci_bus_id))
+        except Exception as error:  # no NVML (driver too old, container without it): the rest still works
+            log.warning("NVML unavailable, no GPU utilization metrics: %s", error)
+
+    def render(self) -> tuple[bytes, str]:
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class NvmlCollector:
+    def __init__(self, gpu_index: int, pci_bus_id: str | None = None):
+        import pynvml
+        pynvml.nvmlInit()
+        self.nvml = pynvml
+        self.index = gpu_index
+        self.handle = None
+        if pci_bus_id:
+            try:
+                self.handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+            except pynvml.NVMLError:
+                self.handle = None
+        if self.handle is None:
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(gpu_index)
+
+    def collect(self):
+        label = [str(self.index)]
+        util = GaugeMetricFamily("hgemm_gpu_utilization_ratio", "GPU utilization (NVML), 0..1", labels=["gpu"])
+        used = GaugeMetricFamily("hgemm_gpu_memory_used_bytes", "GPU memory used (NVML)", labels=["gpu"])
+        total = GaugeMetricFamily("hgemm_gpu_memory_total_bytes", "GPU memory total (NVML)", labels=["gpu"])
+        try:
+            rates = self.nvml.nvmlDeviceGetUtilizationRates(self.handle)
+            memory = self.nvml.nvmlDeviceGetMemoryInfo(self.handle)
+        except Exception as error:
+            log.warning("NVML read failed: %s", error)
+            return []
+        util.add_metric(label, rates.gpu / 100.0)
+        used.add_metric(label, float(memory.used))
+        total.add_metric(label, float(memory.total))
+        return [util, used, total]
+
+
+class RequestMetricsMiddleware:
+    """Pure ASGI (no BaseHTTPMiddleware overhead on the hot path): status and latency per route template."""
+
+    def __init__(self, app, metrics: Metrics, routes=None):
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes  # callable -> the app's routes: labels requests answered before routing (401)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = time.perf_counter()
+        status = {"code": 500}
+        counted = scope["path"].startswith("/v1/")
+        if counted:
+            self.metrics.inflight.inc()
+
+        async def send_with_status(message):
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_status)
+        finally:
+            if counted:
+                self.metrics.inflight.dec()
+            route = scope.get("route") or self._match(scope)
+            endpoint = getattr(route, "path", None) or "unmatched"  # bounded label set: templates only
+            self.metrics.requests.labels(endpoint, scope["method"], str(status["code"])).inc()
+            self.metrics.request_duration.labels(endpoint).observe(time.perf_counter() - started)
+
+    def _match(self, scope):
+        from starlette.routing import Match
+        for route in self.routes() if self.routes else ():
+            if route.matches(scope)[0] == Match.FULL:
+                return route
+        return None

@@ -1,0 +1,108 @@
+"""The running service: settings, metrics, backend, operand registry and batcher, and its life cycle — start the
+batcher, load the backend and pass a warm-up GEMM off the event loop (only then ready), drain on shutdown."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import numpy as np
+
+from .backends import Backend, make_backend
+from .batcher import Batcher
+from .jobs import Job, JobResult
+from .metrics import Metrics
+from .operands import OperandRegistry
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+# (m, n, k): the load-test shape and an unaligned one, each in both layouts
+WARMUP_SHAPES = ((64, 4096, 64), (33, 17, 40))
+WARMUP_TOLERANCE = {"f32": 2e-3, "f16": 2e-2}  # relative Frobenius error vs float64
+
+
+class ServiceState:
+    def __init__(self, settings: Settings, backend: Backend | None = None):
+        self.settings = settings
+        self.metrics = Metrics()
+        self.backend = backend or make_backend(settings)
+        self.registry = OperandRegistry(settings.operand_budget_bytes)
+        self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
+                               max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
+                               timeout_s=settings.request_timeout_s, observers=[self.metrics])
+        self.ready = False
+        self.not_ready_reason = "loading the backend"
+        self._loader: asyncio.Task | None = None
+        self.metrics.queue_capacity.set(settings.queue_capacity)
+        self.metrics.resident_budget_bytes.set(settings.operand_budget_bytes)
+        self.metrics.ready.set(0)
+
+    async def start(self) -> None:
+        self.batcher.start()
+        self._loader = asyncio.get_running_loop().create_task(asyncio.to_thread(self._load))
+
+    async def stop(self) -> None:
+        self.ready = False
+        self.metrics.ready.set(0)
+        if self._loader is not None:
+            await asyncio.gather(self._loader, return_exceptions=True)
+        await self.batcher.close()  # answers every accepted request before returning
+        self.backend.close()
+
+    def _load(self) -> None:
+        try:
+            self.backend.load()
+            self.metrics.backend_info.labels(self.backend.name, self.backend.device).set(1)
+            if self.backend.name == "gpu":
+                self.metrics.watch_gpu(self.backend.gpu_index, self.backend.pci_bus_id)
+            self.not_ready_reason = "warm-up GEMM"
+            warmup_check(self.backend)
+        except Exception as error:
+            self.not_ready_reason = f"backend failed to load: {type(error).__name__}: {error}"
+            log.exception("backend failed to load; the service stays not ready")
+            return
+        self.ready = True
+        self.not_ready_reason = ""
+        self.metrics.ready.set(1)
+        log.info("ready: backend %s on %s", self.backend.name, self.backend.device)
+
+    def _run_batch(self, jobs: list[Job]) -> list[JobResult | Exception]:
+        """Runs on the batcher's thread: the backend, plus the per-batch and per-request metrics."""
+        started = time.perf_counter()
+        results = self.backend.run_batch(jobs)
+        self.metrics.compute.labels(self.backend.name).observe(time.perf_counter() - started)
+        for result in results:
+            if isinstance(result, JobResult):
+                self.metrics.kernel_selections.labels(result.selection.kernel).inc()
+                if result.selection.fallback:
+                    self.metrics.fallbacks.labels(result.selection.fallback).inc()
+        return results
+
+    def sync_operand_gauges(self) -> None:
+        self.metrics.resident_operands.set(len(self.registry))
+        self.metrics.resident_operand_bytes.set(self.registry.used_bytes)
+
+
+def warmup_check(backend: Backend) -> None:
+    """Run real GEMMs through the backend (both layouts) and compare with float64; raise on any mismatch."""
+    rng = np.random.default_rng(0)
+    jobs, references = [], []
+    for m, n, k in WARMUP_SHAPES:
+        for layout in ("row", "col"):
+            a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+            b = rng.uniform(-1, 1, (k, n) if layout == "row" else (n, k)).astype(np.float16)
+            b64 = b.astype(np.float64)
+            jobs.append(Job(a, b, layout, "f32"))
+            references.append(a.astype(np.float64) @ (b64 if layout == "row" else b64.T))
+    for job, result, reference in zip(jobs, backend.run_batch(jobs), references):
+        if isinstance(result, Exception):
+            raise RuntimeError(f"warm-up GEMM {job.m}x{job.n}x{job.k} ({job.b_layout}) failed: {result}")
+        error = relative_error(result.c, reference)
+        if not error <= WARMUP_TOLERANCE["f32"]:
+            raise RuntimeError(f"warm-up GEMM {job.m}x{job.n}x{job.k} ({job.b_layout}) kernel "
+                               f"{result.selection.kernel}: relative error {error:.3g} > {WARMUP_TOLERANCE['f32']}")
+
+
+def relative_error(c: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.linalg.norm(c.astype(np.float64) - reference) / np.linalg.norm(reference))

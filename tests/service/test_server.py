@@ -1,0 +1,98 @@
+"""The real thing: `python -m service` on a free loopback port, driven by the curl examples of docs/service.md (each
+`bash` block runs, its output must equal the `text` block after it), then a clean SIGTERM shutdown."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from service_helpers import assert_close, fp16, reference
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "service.md"
+
+
+def doc_examples() -> list[tuple[str, str | None]]:
+    """(bash block, the text block right after it or None)."""
+    blocks = re.findall(r"```(\w+)\n(.*?)```", DOC.read_text(), flags=re.S)
+    examples = []
+    for index, (kind, body) in enumerate(blocks):
+        if kind == "bash":
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            examples.append((body, following[1] if following and following[0] == "text" else None))
+    return examples
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = {**os.environ, "HGEMM_HOST": "127.0.0.1", "HGEMM_PORT": str(port), "HGEMM_BACKEND": "cpu",
+           "HGEMM_API_KEYS": "", "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.stdout.read()
+            try:
+                if httpx.get(url + "/health/ready", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("python -m service never became ready")
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_docs_curl_examples_work(server, tmp_path):
+    _, url = server
+    examples = doc_examples()
+    assert len(examples) >= 6
+    for script, expected in examples:
+        script = script.replace("localhost:8000", url.removeprefix("http://"))
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, env={**os.environ, "PATH": f"{Path(sys.executable).parent}:"
+                                                                                  f"{os.environ['PATH']}"})
+        assert done.returncode == 0, (script, done.stdout, done.stderr)
+        if expected is not None:
+            assert done.stdout.strip() == expected.strip(), script
+
+
+def test_real_server_matches_float64_then_shuts_down_cleanly(server, tmp_path):
+    process, url = server
+    rng = np.random.default_rng()
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for layout in ("row", "col"):
+            a = fp16(rng, 64, 256)
+            b = fp16(rng, 256, 96) if layout == "row" else fp16(rng, 96, 256)
+            r = client.post("/v1/hgemm", params={"m": 64, "n": 96, "k": 256, "b_layout": layout},
+                            content=a.tobytes() + b.tobytes(), headers={"content-type": "application/octet-stream"})
+            assert r.status_code == 200, r.text
+            assert_close(np.frombuffer(r.content, dtype="<f2").reshape(64, 96), reference(a, b, layout))
+        assert "hgemm_ready 1.0" in client.get("/metrics").text
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    # uvicorn re-raises the signal after a graceful shutdown, so -SIGTERM is a clean exit too
+    assert process.returncode in (0, -signal.SIGTERM), output
+    assert "Application shutdown complete" in output and "Traceback" not in output, output
