@@ -195,10 +195,12 @@ class GpuBackend(Backend):
         info["kernel_library"] = "loaded" if self.dispatcher is not None else f"unavailable ({self.dispatcher_error})"
         return info
 
-    def _gemm(self, a: torch.Tensor, b: torch.Tensor, b_layout: str, acc: str) -> torch.Tensor:
+    def _gemm(self, a: torch.Tensor, b: torch.Tensor, b_layout: str, acc: str):
+        """C and the Selection that really produced it (a kernel may fall back inside the call)."""
         if self.dispatcher is not None:
-            return self.dispatcher.gemm(a, b, b_layout=b_layout, acc=acc)
-        return a @ (b if b_layout == "row" else b.t())
+            c, sel = self.dispatcher.run(a, b, b_layout=b_layout, acc=acc)
+            return c, Selection(sel.kernel, sel.fallback)
+        return a @ (b if b_layout == "row" else b.t()), Selection("cublas", "not_built")
 
     def _run_groups(self, groups):
         slots = [[] for _ in self.streams]
@@ -235,7 +237,6 @@ class GpuBackend(Backend):
         try:
             stream = self.streams[slot]
             m, k, n = group.m, group.k, group.n
-            selection = self.select(m, n, k, group.b_layout, group.acc)
             host_a = self.inputs[slot].take(m, k)
             row = 0
             for part in group.a_parts:  # fused requests are stacked straight into the pinned buffer
@@ -249,7 +250,7 @@ class GpuBackend(Backend):
             with torch.cuda.stream(stream):
                 a = host_a.to(self.torch_device, non_blocking=True)
                 b = group.b if host_b is None else host_b.to(self.torch_device, non_blocking=True)
-                c = self._gemm(a, b, group.b_layout, group.acc)
+                c, selection = self._gemm(a, b, group.b_layout, group.acc)
                 host_c.copy_(c, non_blocking=True)
             return host_c, selection
         except Exception as error:
