@@ -1,0 +1,93 @@
+"""KernelConfig -> the text of one translation unit (a .cu file) exporting the C ABI of docs/architecture.md.
+
+The templates beside this file hold the C++; this module only maps config fields to template values, so every
+variant is the same code with different types and constants.
+"""
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+from kernels.config import KernelConfig
+
+CODEGEN_DIR = Path(__file__).resolve().parent
+TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl"}
+
+# sm90 kernels use wgmma/setmaxnreg: sm_90a only (the -arch=sm_90a shorthand breaks wgmma with nvcc 13.0).
+# sm80 kernels get SASS for A100 and for H100/H200: sm_80 SASS does not run on an sm_90 GPU.
+GENCODE = {
+    "sm90": ("-gencode=arch=compute_90a,code=sm_90a",),
+    "sm80": ("-gencode=arch=compute_80,code=[sm_80,sm_90]",),
+}
+
+_ACC_TYPE = {"f32": "float", "f16": "cutlass::half_t"}
+_B_LAYOUT_TYPE = {"row": "cutlass::layout::RowMajor", "col": "cutlass::layout::ColumnMajor"}
+
+
+def gencode_for(cfg: KernelConfig) -> list[str]:
+    return list(GENCODE[cfg.family])
+
+
+def _common_values(cfg: KernelConfig) -> dict:
+    tm, tn, tk = cfg.tile
+    return {
+        "name": cfg.name, "acc_type": _ACC_TYPE[cfg.acc], "b_layout_type": _B_LAYOUT_TYPE[cfg.b_layout],
+        "b_col": "true" if cfg.b_layout == "col" else "false", "alignment": cfg.alignment,
+        "tile_m": tm, "tile_n": tn, "tile_k": tk,
+    }
+
+
+def _sm90_values(cfg: KernelConfig) -> dict:
+    coop = cfg.schedule == "cooperative"
+    streamk = cfg.scheduler == "streamk"
+    if cfg.stages:
+        stage_count = f"cutlass::gemm::collective::StageCount<{cfg.stages}>"
+    else:
+        stage_count = ("cutlass::gemm::collective::StageCountAutoCarveout<"
+                       "static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>")
+    return {
+        "cluster_m": cfg.cluster[0], "cluster_n": cfg.cluster[1], "stage_count": stage_count,
+        "kernel_schedule": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative" if coop
+                            else "cutlass::gemm::KernelTmaWarpSpecializedPingpong"),
+        "epilogue_schedule": ("cutlass::epilogue::TmaWarpSpecializedCooperative" if coop
+                              else "cutlass::epilogue::TmaWarpSpecialized"),
+        "tile_scheduler": "cutlass::gemm::StreamKScheduler" if streamk else "cutlass::gemm::PersistentScheduler",
+        "stream_k": "true" if streamk else "false",
+        # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
+        "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
+        "b_ld_comment": "N×K row-major, N steps by ldb" if cfg.b_layout == "col" else "K×N row-major, K steps by ldb",
+        "set_splits": ("args.scheduler.splits = p->splits > 0 ? p->splits : 1;  // > 1: split-K instead of stream-K"
+                       if streamk else "// persistent scheduler: no splits"),
+    }
+
+
+def _sm80_values(cfg: KernelConfig) -> dict:
+    wm, wn, wk = cfg.warp
+    return {"warp_m": wm, "warp_n": wn, "warp_k": wk, "stages": cfg.stages}
+
+
+def generate(cfg: KernelConfig) -> str:
+    """The full .cu source of cfg's variant (deterministic: same config, same text)."""
+    template = string.Template((CODEGEN_DIR / TEMPLATES[cfg.family]).read_text())
+    values = _common_values(cfg)
+    values.update(_sm90_values(cfg) if cfg.family == "sm90" else _sm80_values(cfg))
+    return template.substitute(values)
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def local_headers(source: str, include_dirs=(CODEGEN_DIR,)) -> list[Path]:
+    """Headers `source` includes (transitively) that live in include_dirs: they go into the build cache key."""
+    found: list[Path] = []
+    pending = _INCLUDE.findall(source)
+    while pending:
+        name = pending.pop()
+        for d in include_dirs:
+            path = Path(d) / name
+            if path.is_file() and path not in found:
+                found.append(path)
+                pending += _INCLUDE.findall(path.read_text())
+                break
+    return sorted(found)

@@ -1,0 +1,226 @@
+"""The config space as data: which KernelConfigs are valid, the named variant sets, and the shape rules.
+
+`problems(cfg)` lists why a config cannot compile or run well on its target (empty = valid); `enumerate()` walks the
+grid below and keeps the valid ones; `variant_set(name)` gives a named, hand-picked list; `supports(cfg, m, n, k)`
+says whether a variant can run a problem as is (otherwise the dispatcher pads it or routes it elsewhere).
+"""
+from __future__ import annotations
+
+import itertools
+
+from kernels.config import ACCUMULATORS, B_LAYOUTS, KernelConfig
+
+# Shared memory a CTA may use: H100/H200 (sm_90) 227 KiB; A100 (sm_80) 163 KiB. sm80 variants must fit an A100 too.
+SMEM_BYTES = {"sm90": 227 * 1024, "sm80": 163 * 1024}
+# What the sm90 TMA epilogue keeps in shared memory (D staging, two epilogue tiles); an estimate, used for the
+# explicit-stage check only (stages=0 lets CUTLASS compute the carveout exactly).
+SM90_EPILOGUE_SMEM_ESTIMATE = 32 * 1024
+# Accumulator registers per thread that a consumer warpgroup/warp can hold without spilling (fp32 words).
+MAX_ACC_REGS = 128
+
+# --- the grid enumerate() walks -----------------------------------------------------------------------------------
+SM90_TILES_M = (64, 128, 256)
+SM90_TILES_N = (64, 128, 192, 256)
+SM90_TILES_K = (64, 128)
+SM90_CLUSTERS = ((1, 1), (2, 1), (1, 2))
+# sm80 tiles/warp counts/stages: the combinations CUTLASS's own generator instantiates for f16 tensor ops on SM80.
+SM80_TILES = (
+    # (tile, warps along M/N, stages)
+    ((256, 128, 32), (4, 2), (3,)),
+    ((128, 256, 32), (2, 4), (3,)),
+    ((256, 64, 32), (4, 1), (3, 4)),
+    ((64, 256, 32), (1, 4), (4,)),
+    ((128, 128, 32), (2, 2), (3, 4, 5)),
+    ((128, 64, 32), (2, 2), (6,)),
+    ((64, 128, 32), (2, 2), (6,)),
+    ((64, 64, 32), (2, 2), (10,)),
+    ((256, 128, 64), (4, 2), (3,)),
+    ((128, 256, 64), (2, 4), (3,)),
+    ((256, 64, 64), (4, 1), (4,)),
+    ((64, 256, 64), (1, 4), (4,)),
+    ((128, 128, 64), (2, 2), (4,)),
+    ((128, 64, 64), (2, 2), (3,)),
+    ((64, 128, 64), (2, 2), (3,)),
+    ((64, 64, 64), (2, 2), (5,)),
+)
+
+
+def smem_bytes(cfg: KernelConfig) -> int:
+    """Shared memory the mainloop pipeline needs (fp16 A and B tiles per stage), plus the sm90 epilogue estimate."""
+    tm, tn, tk = cfg.tile
+    per_stage = (tm * tk + tn * tk) * 2
+    if cfg.family == "sm90":
+        stages = cfg.stages or 2  # auto: at least two stages must fit
+        return stages * (per_stage + 32) + SM90_EPILOGUE_SMEM_ESTIMATE
+    return cfg.stages * per_stage
+
+
+def acc_regs_per_thread(cfg: KernelConfig) -> int:
+    """Accumulator registers (32-bit) per math thread: f16 accumulators pack two per register."""
+    tm, tn, _ = cfg.tile
+    if cfg.family == "sm90":
+        # cooperative: two consumer warpgroups split the tile along M; pingpong: one warpgroup owns the whole tile
+        elems = tm * tn // (256 if cfg.schedule == "cooperative" else 128)
+    else:
+        wm, wn, _ = cfg.warp
+        elems = wm * wn // 32
+    return elems // 2 if cfg.acc == "f16" else elems
+
+
+def problems(cfg: KernelConfig) -> list[str]:
+    """Why cfg is not a valid variant (empty list = valid)."""
+    out = []
+    tm, tn, tk = cfg.tile
+    if cfg.family == "sm90":
+        if cfg.alignment != 8:
+            out.append("sm90 (TMA) needs 16-byte alignment: alignment=8")
+        if tm % 64:
+            out.append("sm90 tile_m must be a multiple of 64 (wgmma M)")
+        if tn % 16 or tn > 256:
+            out.append("sm90 tile_n must be a multiple of 16 and <= 256 (wgmma N)")
+        if tk % 64:
+            out.append("sm90 tile_k must be a multiple of 64 (128-byte swizzle of fp16)")
+        if cfg.schedule == "cooperative" and tm % 128:
+            out.append("cooperative needs tile_m >= 128 (two consumer warpgroups split M)")
+        if cfg.schedule == "pingpong" and tm > 128:
+            out.append("pingpong needs tile_m <= 128")
+        if cfg.scheduler == "streamk" and cfg.schedule != "cooperative":
+            out.append("stream-K needs the cooperative schedule (CUTLASS has no pingpong stream-K)")
+        cm, cn = cfg.cluster
+        if cm not in (1, 2, 4) or cn not in (1, 2, 4) or cm * cn > 4:
+            out.append("cluster dims must be 1/2/4 with at most 4 CTAs")
+        if cfg.stages == 1:
+            out.append("sm90 needs stages >= 2 (or 0 = auto)")
+    else:
+        wm, wn, wk = cfg.warp
+        if tm % wm or tn % wn:
+            out.append("sm80 tile must be a multiple of the warp tile")
+        elif (tm // wm) * (tn // wn) not in (4, 8):
+            out.append("sm80 needs 4 or 8 warps per CTA")
+        if wk != tk:
+            out.append("sm80 warp_k must equal tile_k")
+        if wm % 16 or wn % 8 or tk % 32:
+            out.append("sm80 warp tile must be a multiple of the 16x8x16 mma (and tile_k of 32)")
+    if acc_regs_per_thread(cfg) > MAX_ACC_REGS:
+        out.append(f"accumulators need {acc_regs_per_thread(cfg)} registers/thread (> {MAX_ACC_REGS})")
+    if smem_bytes(cfg) > SMEM_BYTES[cfg.family]:
+        out.append(f"needs {smem_bytes(cfg)} B of shared memory (> {SMEM_BYTES[cfg.family]})")
+    return out
+
+
+def is_valid(cfg: KernelConfig) -> bool:
+    return not problems(cfg)
+
+
+def _sm90_grid(acc: str, b_layout: str):
+    for tm, tn, tk, cluster, schedule, scheduler in itertools.product(
+            SM90_TILES_M, SM90_TILES_N, SM90_TILES_K, SM90_CLUSTERS, ("cooperative", "pingpong"),
+            ("persistent", "streamk")):
+        yield KernelConfig("sm90", acc, b_layout, (tm, tn, tk), cluster=cluster, schedule=schedule,
+                           scheduler=scheduler)
+
+
+def _sm80_grid(acc: str, b_layout: str, alignments):
+    for (tile, (wcm, wcn), stage_list), alignment in itertools.product(SM80_TILES, alignments):
+        for stages in stage_list:
+            warp = (tile[0] // wcm, tile[1] // wcn, tile[2])
+            yield KernelConfig("sm80", acc, b_layout, tile, warp=warp, stages=stages, alignment=alignment)
+
+
+def enumerate(arch: str | None = None, acc: str | None = None, b_layout: str | None = None,
+              alignments: tuple[int, ...] = (8,)) -> list[KernelConfig]:
+    """Every valid config of the grid, filtered by family ("sm90"/"sm80"), accumulator and B layout."""
+    out = []
+    for a in ACCUMULATORS if acc is None else (acc,):
+        for bl in B_LAYOUTS if b_layout is None else (b_layout,):
+            if arch in (None, "sm90"):
+                out += [c for c in _sm90_grid(a, bl) if is_valid(c)]
+            if arch in (None, "sm80"):
+                out += [c for c in _sm80_grid(a, bl, alignments) if is_valid(c)]
+    return out
+
+
+# --- named variant sets -------------------------------------------------------------------------------------------
+def _sm90(acc, bl, tile, cluster=(1, 1), schedule="cooperative", scheduler="persistent", stages=0):
+    return KernelConfig("sm90", acc, bl, tile, cluster=cluster, schedule=schedule, scheduler=scheduler, stages=stages)
+
+
+def _sm80(acc, bl, tile, warp, stages, alignment=8):
+    return KernelConfig("sm80", acc, bl, tile, warp=warp, stages=stages, alignment=alignment)
+
+
+def _default_for(acc: str, bl: str) -> list[KernelConfig]:
+    return [
+        # large squares: big tiles, 2-CTA clusters (TMA multicast halves L2->SMEM traffic of the shared operand)
+        _sm90(acc, bl, (128, 256, 64), cluster=(2, 1)),
+        _sm90(acc, bl, (256, 128, 64), cluster=(1, 2)),
+        _sm90(acc, bl, (128, 128, 64)),
+        # long K / few output tiles: stream-K spreads K across all SMs
+        _sm90(acc, bl, (128, 128, 64), scheduler="streamk"),
+        # small / skinny M: pingpong overlaps one tile's epilogue with the next tile's MMA
+        _sm90(acc, bl, (64, 128, 64), schedule="pingpong"),
+        _sm90(acc, bl, (64, 256, 64), schedule="pingpong"),
+        _sm90(acc, bl, (128, 64, 64), schedule="pingpong"),
+        # sm80 multistage: tiny and skinny shapes (below ~1e9 FLOP), split-K for long K
+        _sm80(acc, bl, (64, 64, 64), (32, 32, 64), 5),
+        _sm80(acc, bl, (64, 128, 32), (32, 64, 32), 6),
+        _sm80(acc, bl, (128, 128, 32), (64, 64, 32), 4),
+    ]
+
+
+def _smoke() -> list[KernelConfig]:
+    """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
+    return [
+        _sm90("f32", "col", (128, 128, 64), scheduler="streamk"),
+        _sm80("f32", "col", (128, 128, 32), (64, 64, 32), 4),
+        _sm90("f32", "row", (128, 256, 64), cluster=(2, 1)),
+        _sm80("f32", "row", (64, 64, 64), (32, 32, 64), 5),
+        _sm90("f16", "col", (64, 128, 64), schedule="pingpong"),
+        _sm80("f16", "col", (64, 64, 64), (32, 32, 64), 5),
+        _sm90("f16", "row", (128, 128, 64)),
+        _sm80("f16", "row", (128, 128, 32), (64, 64, 32), 4),
+    ]
+
+
+VARIANT_SETS = {
+    "smoke": _smoke,
+    "default": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _default_for(a, bl)],
+    "all": lambda: enumerate(),
+}
+
+
+def variant_set(name: str) -> list[KernelConfig]:
+    try:
+        configs = VARIANT_SETS[name]()
+    except KeyError:
+        raise KeyError(f"unknown variant set {name!r}; known: {sorted(VARIANT_SETS)}") from None
+    bad = {c.name: problems(c) for c in configs if problems(c)}
+    assert not bad, f"variant set {name} holds invalid configs: {bad}"
+    return configs
+
+
+# --- shapes and runtime knobs -------------------------------------------------------------------------------------
+INT32_MAX = 2**31 - 1
+
+
+def supports(cfg: KernelConfig, m: int, n: int, k: int) -> bool:
+    """Can cfg run C[m,n] = A[m,k] @ B as is (packed operands)? K is contiguous in A (and in B when b_layout=col),
+    N in C (and in B when b_layout=row): those extents must be multiples of the access width."""
+    if min(m, n, k) < 1 or max(m, n, k) > INT32_MAX:
+        return False
+    a = cfg.alignment
+    return k % a == 0 and n % a == 0
+
+
+def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
+    """Values of hgemm_args_t's runtime knobs this variant honours (0 = the kernel's default)."""
+    if cfg.family == "sm90":
+        splits = (0, 1, 2, 3, 4, 8) if cfg.scheduler == "streamk" else (0, 1)
+        # raster: 0 heuristic, 1 along M, 2 along N; swizzle: CUTLASS max_swizzle_size
+        return {"raster": (0, 1, 2), "swizzle": (0, 1, 2, 4, 8), "splits": splits}
+    # CUTLASS 2.x swizzle is a template argument (GemmIdentityThreadblockSwizzle<8>, adaptive to the grid).
+    return {"raster": (0,), "swizzle": (0,), "splits": (0, 1, 2, 3, 4, 8, 16)}
+
+
+__all__ = ["problems", "is_valid", "enumerate", "variant_set", "supports", "runtime_knobs", "smem_bytes",
+           "acc_regs_per_thread", "VARIANT_SETS"]

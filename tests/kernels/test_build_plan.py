@@ -1,0 +1,309 @@
+"""CPU tests of code generation, build planning, the cache (keys, hits, pack/unpack) and the runtime's import path."""
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from kernels import build, runtime, space
+from kernels.codegen import generate
+from kernels.config import KernelConfig
+
+REPO = Path(__file__).resolve().parents[2]
+SM90 = KernelConfig("sm90", "f32", "col", (128, 256, 64), cluster=(2, 1), schedule="cooperative",
+                    scheduler="streamk")
+SM90_PP = KernelConfig("sm90", "f16", "row", (64, 128, 64), schedule="pingpong", scheduler="persistent", stages=4)
+SM80 = KernelConfig("sm80", "f16", "row", (64, 64, 64), warp=(32, 32, 64), stages=5, alignment=4)
+HAVE_NVCC = build.nvcc_path() is not None and build.ninja_path() is not None
+
+# A tiny TU exporting the variant ABI: real nvcc, real ninja, no CUTLASS (compiles in seconds).
+FAKE_TU = r'''
+#include "hgemm_abi.h"
+extern "C" {
+HGEMM_EXPORT const char* hgemm_variant_name(void) { return "fake"; }
+HGEMM_EXPORT int hgemm_run(const hgemm_args_t*) { return HGEMM_ERR_UNSUPPORTED; }
+HGEMM_EXPORT size_t hgemm_workspace_bytes(const hgemm_args_t*) { return 0; }
+HGEMM_EXPORT int hgemm_can_implement(const hgemm_args_t*) { return HGEMM_ERR_UNSUPPORTED; }
+}
+'''
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HGEMM_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+# --- codegen -------------------------------------------------------------------------------------------------------
+def test_sm90_source_has_the_configured_cutlass_types():
+    src = generate(SM90)
+    for fragment in ["cutlass::arch::Sm90", "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
+                     "cutlass::epilogue::TmaWarpSpecializedCooperative", "cutlass::gemm::StreamKScheduler",
+                     "cute::Shape<cute::_128, cute::_256, cute::_64>", "cute::Shape<cute::_2, cute::_1, cute::_1>", "StageCountAutoCarveout",
+                     "using ElementAcc = float;", "using LayoutB = cutlass::layout::ColumnMajor;",
+                     "GemmUniversalAdapter", "args.scheduler.splits", "cute::get<0>(stride_b) = p->ldb",
+                     f'return "{SM90.name}";']:
+        assert fragment in src, fragment
+    assert "${" not in src and "GemmIdentityThreadblockSwizzle" not in src
+
+
+def test_sm90_pingpong_source():
+    src = generate(SM90_PP)
+    for fragment in ["KernelTmaWarpSpecializedPingpong", "cutlass::epilogue::TmaWarpSpecialized>",
+                     "cutlass::gemm::PersistentScheduler", "StageCount<4>", "using ElementAcc = cutlass::half_t;",
+                     "using LayoutB = cutlass::layout::RowMajor;", "cute::get<1>(stride_b) = p->ldb"]:
+        assert fragment in src, fragment
+    assert "StreamKScheduler" not in src and "args.scheduler.splits" not in src
+
+
+def test_sm80_source_has_the_configured_cutlass_types():
+    src = generate(SM80)
+    for fragment in ["cutlass::gemm::device::GemmUniversal<", "cutlass::arch::Sm80", "cutlass::arch::OpClassTensorOp",
+                     "GemmShape<64, 64, 64>", "GemmShape<32, 32, 64>", "GemmShape<16, 8, 16>",
+                     "GemmIdentityThreadblockSwizzle<8>", "5, kAlign, kAlign>", "constexpr int kAlign = 4;",
+                     "using ElementAcc = cutlass::half_t;", "using LayoutB = cutlass::layout::RowMajor;"]:
+        assert fragment in src, fragment
+    assert "${" not in src and "Sm90" not in src
+
+
+def test_generation_is_deterministic_and_distinct_per_variant():
+    sources = {c.name: generate(c) for c in space.variant_set("default")}
+    assert all(generate(c) == sources[c.name] for c in space.variant_set("default"))
+    assert len(set(sources.values())) == len(sources)
+
+
+def test_gencode_targets():
+    assert build.variant_job(SM90).gencode == ("-gencode=arch=compute_90a,code=sm_90a",)
+    assert build.variant_job(SM80).gencode == ("-gencode=arch=compute_80,code=[sm_80,sm_90]",)
+
+
+# --- keys ----------------------------------------------------------------------------------------------------------
+def test_key_changes_with_config_flags_gencode_compiler_and_cutlass():
+    job = build.variant_job(SM90)
+    key = job.key("nvcc A")
+    assert key == build.variant_job(SM90).key("nvcc A")  # stable
+    assert key != build.variant_job(SM90_PP).key("nvcc A")
+    assert key != job.key("nvcc B")
+    from dataclasses import replace
+    assert key != replace(job, flags=job.flags + ("-lineinfo",)).key("nvcc A")
+    assert key != replace(job, gencode=("-gencode=arch=compute_90,code=sm_90",)).key("nvcc A")
+    assert key != replace(job, cutlass="9.9.9").key("nvcc A")
+    assert key != replace(job, libs=("cublas",)).key("nvcc A")
+
+
+def test_key_covers_included_headers(tmp_path):
+    (tmp_path / "mine.h").write_text('#include "inner.h"\n')
+    (tmp_path / "inner.h").write_text("#define X 1\n")
+    job = build.Job("t", '#include "mine.h"\n', ("-gencode=arch=compute_80,code=sm_80",),
+                    hashed_include_dirs=(str(tmp_path),))
+    before = job.key("v")
+    (tmp_path / "inner.h").write_text("#define X 2\n")  # a transitive include changed
+    assert job.key("v") != before
+
+
+def test_variant_job_hashes_the_abi_headers():
+    names = {p.name for p in generate.__globals__["local_headers"](generate(SM90))}
+    assert names == {"hgemm_abi.h", "hgemm_common.cuh"}
+
+
+# --- planning, dry run, CLI ----------------------------------------------------------------------------------------
+def test_dry_run_plans_without_compiling(cache):
+    report = build.build(space.variant_set("smoke"), dry_run=True)
+    assert [v.status for v in report.variants] == ["to build"] * 8
+    assert report.ok and not (cache / "lib").exists()
+    assert "to build" in report.table()
+
+
+def test_cli_list_and_dry_run(cache):
+    env = {**os.environ, "HGEMM_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-m", "kernels.build", "--set", "smoke", "--arch", "sm80", "--list"],
+                         cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == [c.name for c in space.variant_set("smoke") if c.family == "sm80"]
+    proc = subprocess.run([sys.executable, "-m", "kernels.build", "--set", "default", "--dry-run"],
+                          cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert "40 variants" in proc.stdout and "to build" in proc.stdout and "wall" in proc.stdout
+
+
+def test_cutlass_is_located_from_the_wheel():
+    dirs = build.cutlass_include_dirs()
+    assert (dirs[0] / "cutlass" / "gemm" / "collective" / "collective_builder.hpp").is_file()
+    assert (dirs[1] / "cutlass" / "util" / "packed_stride.hpp").is_file()
+    assert build.cutlass_version() == "4.2.0"
+
+
+def test_cutlass_dir_env_overrides(monkeypatch, tmp_path):
+    locate = build._cutlass()
+    monkeypatch.setenv("CUTLASS_DIR", str(tmp_path))
+    with pytest.raises(locate.CutlassNotFound):
+        locate.include_dirs()
+    (tmp_path / "include" / "cutlass").mkdir(parents=True)
+    (tmp_path / "include" / "cutlass" / "cutlass.h").write_text("")
+    assert locate.include_dirs()[0] == tmp_path / "include"
+
+
+# --- the cache -----------------------------------------------------------------------------------------------------
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ninja")
+def test_compile_tu_caches_and_rebuilds_only_on_change(cache):
+    gencode = ["-gencode=arch=compute_80,code=sm_80"]
+    first = build.compile_tu(FAKE_TU, "fake", gencode=gencode)
+    assert first.is_file() and first.parent == cache / "lib" and first.with_suffix(".json").is_file()
+    mtime = first.stat().st_mtime_ns
+    report = build.run_jobs([build.Job("fake", FAKE_TU, tuple(gencode), include_dirs=(str(build.CODEGEN_DIR),))])
+    assert report.variants[0].cached and report.variants[0].path == first
+    assert build.compile_tu(FAKE_TU, "fake", gencode=gencode) == first
+    assert first.stat().st_mtime_ns == mtime  # cache hit: not recompiled
+    changed = build.compile_tu(FAKE_TU + "\n// v2\n", "fake", gencode=gencode)
+    assert changed != first and changed.is_file()
+    # the built object really exports the ABI
+    import ctypes
+    lib = ctypes.CDLL(str(first))
+    lib.hgemm_variant_name.restype = ctypes.c_char_p
+    assert lib.hgemm_variant_name() == b"fake"
+
+
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ninja")
+def test_compile_error_is_reported_per_variant(cache):
+    report = build.run_jobs([build.Job("broken", "this is not C++;", ("-gencode=arch=compute_80,code=sm_80",))])
+    v = report.variants[0]
+    assert v.status == "FAILED" and "compile failed" in v.error and v.path is None
+    with pytest.raises(build.BuildError):
+        build.compile_tu("this is not C++;", "broken", gencode=["-gencode=arch=compute_80,code=sm_80"])
+
+
+def test_pack_unpack_round_trip(cache, tmp_path):
+    lib = cache / "lib"
+    lib.mkdir(parents=True)
+    (lib / "v-0123.so").write_bytes(b"\x7fELF fake")
+    (lib / "v-0123.json").write_text('{"name": "v"}')
+    archive = build.pack(tmp_path / "pack.tar.gz")
+    for f in lib.iterdir():
+        f.unlink()
+    restored = build.unpack(archive)
+    assert sorted(p.name for p in restored) == ["v-0123.json", "v-0123.so"]
+    assert (lib / "v-0123.so").read_bytes() == b"\x7fELF fake"
+
+
+def test_unpack_ignores_unsafe_members(cache, tmp_path):
+    evil = tmp_path / "evil.tar.gz"
+    payload = tmp_path / "payload"
+    payload.write_text("x")
+    with tarfile.open(evil, "w:gz") as tar:
+        tar.add(payload, arcname="../escape.so")
+        tar.add(payload, arcname="lib/../../escape2.so")
+        tar.add(payload, arcname="lib/script.sh")
+        tar.add(payload, arcname="lib/ok.so")
+    assert [p.name for p in build.unpack(evil)] == ["ok.so"]
+    assert not (tmp_path / "escape.so").exists()
+
+
+def test_find_built_without_nvcc_uses_a_restored_build(cache, monkeypatch):
+    job = build.variant_job(SM80)
+    lib = cache / "lib"
+    lib.mkdir(parents=True)
+    (lib / f"{SM80.name}-feedfacefeedface.so").write_bytes(b"so")
+    (lib / f"{SM80.name}-feedfacefeedface.json").write_text(f'{{"source_key": "{job.source_key()}"}}')
+    monkeypatch.setattr(build, "nvcc_version", lambda nvcc=None: build.NO_NVCC)
+    assert build.find_built(SM80) == lib / f"{SM80.name}-feedfacefeedface.so"
+    assert build.find_built(SM90) is None
+
+
+# --- runtime without a GPU -----------------------------------------------------------------------------------------
+def test_runtime_load_reports_not_built(cache):
+    with pytest.raises(runtime.KernelNotBuilt):
+        runtime.load(SM80, build_if_missing=False)
+
+
+def test_abi_struct_matches_the_header():
+    import ctypes
+    fields = [f[0] for f in runtime.hgemm_args_t._fields_]
+    assert fields == ["A", "B", "C", "M", "N", "K", "lda", "ldb", "ldc", "workspace", "workspace_bytes",
+                      "raster", "swizzle", "splits", "stream"]
+    assert ctypes.sizeof(runtime.hgemm_args_t) == 3 * 8 + 6 * 8 + 2 * 8 + 3 * 4 + 4 + 8  # padding before stream
+    header = (build.CODEGEN_DIR / "hgemm_abi.h").read_text()
+    for name, value in [("HGEMM_ERR_WORKSPACE_TOO_SMALL", runtime.HGEMM_ERR_WORKSPACE_TOO_SMALL),
+                        ("HGEMM_ERR_CUDA_BASE", runtime.HGEMM_ERR_CUDA_BASE)]:
+        assert f"#define {name} {value}" in header
+
+
+def test_describe_status():
+    assert runtime.describe_status(0) == "ok"
+    assert runtime.describe_status(2) == "workspace too small"
+    assert runtime.describe_status(105) == "cutlass::Status::kErrorNotSupported"
+    assert runtime.describe_status(10001) == "cudaError 1"
+
+
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ninja")
+def test_build_deadline_stops_and_reports(cache):
+    slow = FAKE_TU + "\n// deadline test\n"
+    report = build.run_jobs([build.Job("slow", slow, ("-gencode=arch=compute_80,code=sm_80",))], deadline_s=0.2)
+    v = report.variants[0]
+    assert v.status == "timeout" and v.path is None
+    assert not list((cache / "lib").glob("slow-*.so"))
+
+
+FAKE_C = r'''
+#include "hgemm_abi.h"
+static hgemm_args_t last;
+HGEMM_EXPORT const char* hgemm_variant_name(void) { return "NAME"; }
+HGEMM_EXPORT int hgemm_run(const hgemm_args_t* p) { last = *p; return p->splits == 7 ? HGEMM_ERR_UNSUPPORTED : 0; }
+HGEMM_EXPORT size_t hgemm_workspace_bytes(const hgemm_args_t* p) { (void)p; return 0; }
+HGEMM_EXPORT int hgemm_can_implement(const hgemm_args_t* p) { (void)p; return 0; }
+HGEMM_EXPORT const hgemm_args_t* fake_last(void) { return &last; }
+'''
+
+
+class FakeCudaTensor:
+    """Just what the runtime's hot path reads from a torch CUDA tensor (the C side below never dereferences)."""
+
+    def __init__(self, shape, stride, ptr):
+        import torch
+        self.shape, self._stride, self._ptr, self.dtype = torch.Size(shape), stride, ptr, torch.float16
+
+    def get_device(self):
+        return 0
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return 1 << 20
+
+    def element_size(self):
+        return 1
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_runtime_packs_the_abi_struct(tmp_path, monkeypatch):
+    import ctypes
+    cfg = SM80  # b_layout=row: b is K×N
+    src = tmp_path / "fake.c"
+    src.write_text(FAKE_C.replace("NAME", cfg.name))
+    so = tmp_path / "fake.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-I", str(build.CODEGEN_DIR), "-o", str(so), str(src)], check=True)
+    kernel = runtime.CompiledKernel(cfg, so)
+    monkeypatch.setattr(runtime, "_workspace", lambda device, stream, n: FakeCudaTensor((1 << 20,), (1,), 0xABC000))
+    monkeypatch.setattr(kernel, "_stream", lambda device: 0x5555)
+    a = FakeCudaTensor((64, 512), (520, 1), 0x1000)
+    b = FakeCudaTensor((512, 256), (264, 1), 0x2000)
+    out = FakeCudaTensor((64, 256), (256, 1), 0x3000)
+    assert kernel(a, b, out, raster=1, swizzle=2, splits=3) is out
+    lib = ctypes.CDLL(str(so))
+    lib.fake_last.restype = ctypes.POINTER(runtime.hgemm_args_t)
+    got = lib.fake_last().contents
+    assert {f: getattr(got, f) for f, _ in runtime.hgemm_args_t._fields_} == dict(
+        A=0x1000, B=0x2000, C=0x3000, M=64, N=256, K=512, lda=520, ldb=264, ldc=256, workspace=0xABC000,
+        workspace_bytes=1 << 20, raster=1, swizzle=2, splits=3, stream=0x5555)
+    with pytest.raises(runtime.KernelLaunchError, match="not supported"):
+        kernel(a, b, out, splits=7)
+    with pytest.raises(ValueError, match="do not match"):
+        kernel(a, FakeCudaTensor((256, 512), (512, 1), 0x2000), out)
+    with pytest.raises(ValueError, match="unit stride"):
+        kernel(FakeCudaTensor((64, 512), (1, 64), 0x1000), b, out)
+    with pytest.raises(runtime.KernelError, match="exports variant"):
+        runtime.CompiledKernel(SM90, so)

@@ -1,0 +1,48 @@
+"""Compile-check one sm90 (sm_90a) and one sm80 (sm_80 + sm_90 SASS) variant of the smoke set with the local nvcc and
+the wheel's CUTLASS headers. Slow (minutes on 2 cores), not GPU: runs in CPU CI. Built objects land in the build cache
+(a cache hit when they were built before)."""
+import ctypes
+
+import pytest
+
+from kernels import build, space
+
+pytestmark = pytest.mark.slow
+
+
+def _have_toolchain() -> str | None:
+    if build.nvcc_path() is None:
+        return "nvcc not found"
+    if build.ninja_path() is None:
+        return "ninja not found"
+    try:
+        build.cutlass_include_dirs()
+    except Exception as exc:  # noqa: BLE001 - any locator failure means: no headers here
+        return f"CUTLASS headers not found: {exc}"
+    return None
+
+
+SKIP = _have_toolchain()
+SMOKE = space.variant_set("smoke")
+PICKS = [next(c for c in SMOKE if c.family == "sm90" and c.schedule == "pingpong"),
+         next(c for c in SMOKE if c.family == "sm80" and c.acc == "f16")]
+
+
+@pytest.mark.skipif(SKIP is not None, reason=str(SKIP))
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("cfg", PICKS, ids=lambda c: c.name)
+def test_variant_compiles_and_exports_the_abi(cfg):
+    report = build.build([cfg], jobs=1)
+    result = report.variants[0]
+    assert result.error is None, result.error
+    lib = ctypes.CDLL(str(result.path))  # loading needs no GPU (cudart is static and loads the driver lazily)
+    lib.hgemm_variant_name.restype = ctypes.c_char_p
+    assert lib.hgemm_variant_name() == cfg.name.encode()
+
+    from kernels.runtime import HGEMM_ERR_INVALID_ARGS, HGEMM_ERR_UNSUPPORTED, hgemm_args_t
+    lib.hgemm_can_implement.argtypes = [ctypes.POINTER(hgemm_args_t)]
+    args = hgemm_args_t()  # null pointers: rejected before any CUDA call
+    assert lib.hgemm_can_implement(ctypes.byref(args)) == HGEMM_ERR_INVALID_ARGS
+    args.A = args.B = args.C = 1 << 20  # fake but aligned addresses; K = 511 is not a multiple of 8
+    args.M, args.N, args.K, args.lda, args.ldb, args.ldc = 127, 256, 511, 511, 511 if cfg.b_layout == "col" else 256, 256
+    assert lib.hgemm_can_implement(ctypes.byref(args)) == HGEMM_ERR_UNSUPPORTED

@@ -1,0 +1,156 @@
+"""CPU tests of the config space: names, serialisation, constraints, named sets, shape rules."""
+import json
+
+import pytest
+
+from kernels import space
+from kernels.config import KernelConfig
+
+
+def sm90(**kw):
+    base = dict(family="sm90", acc="f32", b_layout="col", tile=(128, 128, 64), schedule="cooperative",
+                scheduler="persistent")
+    base.update(kw)
+    return KernelConfig(**base)
+
+
+def sm80(**kw):
+    base = dict(family="sm80", acc="f32", b_layout="col", tile=(128, 128, 32), warp=(64, 64, 32), stages=4)
+    base.update(kw)
+    return KernelConfig(**base)
+
+
+def test_names_are_unique_across_the_whole_space():
+    configs = space.enumerate()
+    names = [c.name for c in configs]
+    assert len(names) == len(set(names))
+    assert len(configs) > 100
+    assert {c.family for c in configs} == {"sm90", "sm80"}
+
+
+def test_name_is_stable_and_readable():
+    assert sm90().name == "sm90_f32_col_t128x128x64_c1x1_sauto_coop_pers_a8"
+    assert sm80(acc="f16", b_layout="row").name == "sm80_f16_row_t128x128x32_w64x64x32_s4_a8"
+    assert sm90(cluster=(2, 1), schedule="cooperative", scheduler="streamk", stages=4).name == \
+        "sm90_f32_col_t128x128x64_c2x1_s4_coop_sk_a8"
+
+
+@pytest.mark.parametrize("cfg", space.variant_set("default"), ids=lambda c: c.name)
+def test_to_dict_round_trips_through_json(cfg):
+    d = json.loads(json.dumps(cfg.to_dict()))
+    back = KernelConfig.from_dict(d)
+    assert back == cfg and hash(back) == hash(cfg) and back.name == cfg.name
+
+
+def test_from_dict_rejects_unknown_keys_and_wrong_names():
+    d = sm90().to_dict()
+    with pytest.raises(ValueError, match="unknown"):
+        KernelConfig.from_dict({**d, "bogus": 1})
+    with pytest.raises(ValueError, match="does not match"):
+        KernelConfig.from_dict({**d, "name": "something_else"})
+    assert KernelConfig.from_dict({**d, "name": sm90().name}) == sm90()
+
+
+@pytest.mark.parametrize("kw, fragment", [
+    (dict(family="sm70"), "family"),
+    (dict(acc="bf16"), "acc"),
+    (dict(b_layout="t"), "b_layout"),
+    (dict(schedule="warp"), "schedule"),
+    (dict(scheduler=""), "scheduler"),
+    (dict(warp=(64, 64, 64)), "warp tile"),
+    (dict(alignment=3), "alignment"),
+])
+def test_structural_errors_raise(kw, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        sm90(**kw)
+
+
+def test_sm80_structural_errors_raise():
+    with pytest.raises(ValueError, match="clusters"):
+        sm80(cluster=(2, 1))
+    with pytest.raises(ValueError, match="schedule"):
+        sm80(schedule="cooperative")
+    with pytest.raises(ValueError, match="stages"):
+        sm80(stages=1)
+
+
+@pytest.mark.parametrize("cfg, fragment", [
+    (sm90(tile=(64, 128, 64), schedule="cooperative"), "cooperative needs tile_m >= 128"),
+    (sm90(tile=(256, 128, 64), schedule="pingpong"), "pingpong needs tile_m <= 128"),
+    (sm90(tile=(64, 128, 64), schedule="pingpong", scheduler="streamk"), "stream-K needs the cooperative"),
+    (sm90(alignment=4), "alignment=8"),
+    (sm90(tile=(128, 256, 128), stages=6), "shared memory"),
+    (sm90(tile=(256, 256, 64)), "registers"),
+    (sm90(cluster=(4, 2)), "cluster"),
+    (sm90(tile=(128, 100, 64)), "tile_n"),
+    (sm80(tile=(256, 128, 64), warp=(64, 64, 64), stages=5), "shared memory"),
+    (sm80(tile=(128, 128, 32), warp=(64, 64, 64)), "warp_k"),
+    (sm80(tile=(128, 128, 32), warp=(32, 32, 32)), "4 or 8 warps"),
+    (sm80(tile=(128, 128, 32), warp=(128, 128, 32)), "4 or 8 warps"),
+])
+def test_space_constraints_reject(cfg, fragment):
+    assert not space.is_valid(cfg)
+    assert any(fragment in p for p in space.problems(cfg)), space.problems(cfg)
+
+
+def test_enumerate_keeps_only_valid_configs_and_filters():
+    sm90_f16_row = space.enumerate(arch="sm90", acc="f16", b_layout="row")
+    assert sm90_f16_row and all(c.family == "sm90" and c.acc == "f16" and c.b_layout == "row" for c in sm90_f16_row)
+    assert all(space.is_valid(c) for c in space.enumerate())
+    # f16 accumulators take half the registers: more big-tile configs fit than with f32
+    assert len(space.enumerate(arch="sm90", acc="f16")) > len(space.enumerate(arch="sm90", acc="f32"))
+    assert all(c.schedule == "cooperative" for c in space.enumerate(arch="sm90") if c.scheduler == "streamk")
+    unaligned = space.enumerate(arch="sm80", alignments=(2,))
+    assert unaligned and all(c.alignment == 2 for c in unaligned)
+
+
+def test_smoke_covers_each_family_accumulator_layout_and_is_in_default():
+    smoke = space.variant_set("smoke")
+    combos = {(c.family, c.acc, c.b_layout) for c in smoke}
+    assert combos == {(f, a, b) for f in ("sm90", "sm80") for a in ("f32", "f16") for b in ("row", "col")}
+    assert set(smoke) <= set(space.variant_set("default"))
+    sm90s = [c for c in smoke if c.family == "sm90"]
+    assert {c.schedule for c in sm90s} == {"cooperative", "pingpong"}
+    assert {c.scheduler for c in sm90s} == {"persistent", "streamk"}
+    assert any(c.cluster != (1, 1) for c in sm90s)
+
+
+def test_default_set_size_and_coverage():
+    default = space.variant_set("default")
+    assert 24 <= len(default) <= 40
+    assert len(set(default)) == len(default)
+    for acc in ("f32", "f16"):
+        for bl in ("row", "col"):
+            part = [c for c in default if c.acc == acc and c.b_layout == bl]
+            assert any(c.family == "sm80" for c in part)
+            assert any(c.family == "sm90" and c.tile[0] == 64 for c in part)  # small-M
+            assert any(c.family == "sm90" and c.scheduler == "streamk" for c in part)  # long-K
+
+
+def test_unknown_set_raises():
+    with pytest.raises(KeyError, match="unknown variant set"):
+        space.variant_set("nope")
+
+
+@pytest.mark.parametrize("m, n, k, ok", [
+    (4096, 4096, 4096, True), (64, 4096, 64, True), (1, 8, 8, True),
+    (127, 256, 512, True),           # M is free: it is never the contiguous extent
+    (127, 255, 511, False), (128, 256, 511, False), (128, 250, 512, False),
+    (0, 8, 8, False), (8, 8, 2**31, False),
+])
+def test_supports_alignment8(m, n, k, ok):
+    assert space.supports(sm90(), m, n, k) is ok
+    assert space.supports(sm80(), m, n, k) is ok
+
+
+def test_supports_smaller_alignment():
+    a2 = sm80(alignment=2)
+    assert space.supports(a2, 127, 254, 510)
+    assert not space.supports(a2, 127, 255, 511)
+
+
+def test_runtime_knobs():
+    assert space.runtime_knobs(sm90(scheduler="streamk"))["splits"][-1] > 1
+    assert space.runtime_knobs(sm90())["splits"] == (0, 1)
+    assert space.runtime_knobs(sm80())["swizzle"] == (0,)
+    assert 4 in space.runtime_knobs(sm80())["splits"]
