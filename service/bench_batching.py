@@ -16,6 +16,7 @@ import selectors
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,14 +38,16 @@ def start_server(batch_size: int, args) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "HGEMM_PORT": str(port), "HGEMM_HOST": "127.0.0.1", "HGEMM_BACKEND": args.backend,
            "HGEMM_MAX_BATCH_SIZE": str(batch_size), "HGEMM_MAX_QUEUE_DELAY_US": str(args.delay_us),
            "HGEMM_QUEUE_CAPACITY": str(max(512, 4 * args.clients * args.procs)), "HGEMM_API_KEYS": "",
-           "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "service"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    log_path = Path(tempfile.gettempdir()) / f"bench_batching_server_{port}.log"
+    log = open(log_path, "wb")
+    process = subprocess.Popen([sys.executable, "-m", "service"], env=env, cwd=ROOT, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError("the server exited during startup")
+            tail = log_path.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the server exited during startup; its log ({log_path}) ends:\n{tail}")
         try:
             if httpx.get(url + "/health/ready", timeout=1).status_code == 200:
                 return process, url

@@ -19,10 +19,11 @@ def run(coro):
 
 
 @asynccontextmanager
-async def serving(backend=None, **overrides):
-    """Yield (client, app) once the app reports ready."""
+async def serving(backend_object=None, **overrides):
+    """Yield (client, app) once the app reports ready. `backend_object` replaces the backend the settings would make;
+    `backend="gpu"|"cpu"` (a setting) chooses it."""
     overrides.setdefault("backend", "cpu")
-    app = create_app(Settings(**overrides), backend=backend)
+    app = create_app(Settings(**overrides), backend=backend_object)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hgemm", timeout=30) as client:

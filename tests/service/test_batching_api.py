@@ -67,7 +67,7 @@ def test_a_slow_client_does_not_block_the_others(rng):
 def test_full_queue_answers_503_with_retry_after(rng):
     async def scenario():
         backend = GatedCpuBackend()
-        async with serving(backend=backend, max_batch_size=1, max_queue_delay_us=0, queue_capacity=2) as (client, app):
+        async with serving(backend, max_batch_size=1, max_queue_delay_us=0, queue_capacity=2) as (client, app):
             backend.arm()
             a, b = fp16(rng, 2, 4), fp16(rng, 4, 2)
             first = asyncio.ensure_future(post_binary(client, a, b))
@@ -88,7 +88,7 @@ def test_full_queue_answers_503_with_retry_after(rng):
 def test_a_request_past_its_deadline_gets_504(rng):
     async def scenario():
         backend = GatedCpuBackend()
-        async with serving(backend=backend, max_batch_size=1, max_queue_delay_us=0, request_timeout_s=0.2) as \
+        async with serving(backend, max_batch_size=1, max_queue_delay_us=0, request_timeout_s=0.2) as \
                 (client, app):
             backend.arm()
             r = await post_binary(client, fp16(rng, 2, 4), fp16(rng, 4, 2))
@@ -102,7 +102,7 @@ def test_shutdown_answers_every_accepted_request(rng):
     async def scenario():
         backend = GatedCpuBackend()
         pairs = [(fp16(rng, 3, 5), fp16(rng, 5, 2)) for _ in range(6)]
-        async with serving(backend=backend, max_batch_size=2, max_queue_delay_us=0) as (client, app):
+        async with serving(backend, max_batch_size=2, max_queue_delay_us=0) as (client, app):
             backend.arm()
             tasks = [asyncio.ensure_future(post_binary(client, a, b)) for a, b in pairs]
             await asyncio.to_thread(backend.entered.wait, 10)
