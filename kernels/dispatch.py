@@ -386,12 +386,18 @@ def _capturing(a) -> bool:
 
 def _bind_kernel(kernel, knobs: dict) -> Launcher:
     raster, swizzle, splits = (int(knobs.get(name, 0)) for name in ("raster", "swizzle", "splits"))
+    launcher = getattr(kernel, "launcher", None)  # CompiledKernel: a prepared run(a, b, out) with the knobs bound
+    if launcher is not None:
+        return launcher(raster, swizzle, splits)
     if not (raster or swizzle or splits):
         return kernel
     return lambda a, b, out: kernel(a, b, out, raster=raster, swizzle=swizzle, splits=splits)
 
 
 def _bind_arm(arm, b_layout: str, acc: str) -> Launcher:
+    launcher = getattr(arm, "launcher", None)  # CublasArm: a prepared run(a, b, out), no per-call flag lookups
+    if launcher is not None:
+        return launcher(b_layout, acc)
     return lambda a, b, out: arm(a, b, out, b_layout=b_layout, acc=acc)
 
 

@@ -3,8 +3,10 @@
     k = runtime.load(cfg)          # builds on demand when nvcc is there, else needs a cached/unpacked .so
     k(a, b, out)                   # C = A @ B (b: K×N for b_layout=row, N×K for col), on the current stream
 
-The call path is kept lean (target ≤ 6 µs host time): one ctypes struct per thread reused across calls, argtypes set
-once, the stream handle read as an int, and a workspace cached per (device, stream) that only grows.
+The call path is kept lean (target ≤ 6 µs host time per cached dispatch): a launcher closure per knob set, one ctypes
+struct per thread filled with one struct.pack_into and passed by address (argtypes set once), the stream handle read
+as an int, and a workspace cached per (device, stream) that only grows. The C side caches the prepared CUTLASS params
+per (pointers, shape, strides, knobs, workspace, device), so a repeated call goes straight to the launch.
 """
 from __future__ import annotations
 
@@ -101,6 +103,16 @@ def _workspace(device: int, stream: int, nbytes: int):
     return buf
 
 
+class _ThreadState(threading.local):
+    """Per thread: the argument struct (C reads it after ctypes released the GIL, so threads must not share one), its
+    address, and the workspace bound last: (device, stream, pointer, bytes, tensor kept alive)."""
+
+    def __init__(self):
+        self.args = hgemm_args_t()
+        self.addr = ctypes.addressof(self.args)
+        self.ws = (-1, -1, 0, 0, None)
+
+
 def _stream_getter():
     """int handle of torch's current stream for a device index; the private fast path when torch has it."""
     import torch
@@ -130,19 +142,16 @@ class CompiledKernel:
         if built_name != cfg.name:
             raise KernelError(f"{path} exports variant {built_name!r}, expected {cfg.name!r}")
         self._b_col = cfg.b_layout == "col"
-        self._local = threading.local()
+        self._local = _ThreadState()
         self._stream = _stream_getter()
+        self._launchers: dict[tuple[int, int, int], object] = {}
         import torch
 
         self._f16 = torch.float16
 
     def _args(self) -> hgemm_args_t:
-        """This thread's argument struct (reused by every call on the thread) and its address."""
-        args = getattr(self._local, "args", None)
-        if args is None:
-            args = self._local.args = hgemm_args_t()
-            self._local.addr = ctypes.addressof(args)
-        return args
+        """This thread's argument struct (reused by every call on the thread; its address is self._local.addr)."""
+        return self._local.args
 
     def fill(self, a, b, out, raster=0, swizzle=0, splits=0) -> hgemm_args_t:
         """Fill (and return) this thread's argument struct from the tensors; no workspace, no stream yet."""
@@ -161,47 +170,78 @@ class CompiledKernel:
         return s
 
     def __call__(self, a, b, out, *, raster: int = 0, swizzle: int = 0, splits: int = 0, workspace=None):
-        """Launch C = A @ B on torch's current stream. Hot path: every line here costs host time on each call."""
+        """Launch C = A @ B on torch's current stream (with the per-(device, stream) workspace unless one is given)."""
+        if workspace is None:
+            run = self._launchers.get((raster, swizzle, splits)) or self.launcher(raster, swizzle, splits)
+            return run(a, b, out)
+        self._check(a, b, out)
+        device = a.get_device()
+        s = self.fill(a, b, out, raster, swizzle, splits)
+        s.workspace, s.workspace_bytes = workspace.data_ptr(), workspace.numel() * workspace.element_size()
+        s.stream = self._stream(device)
+        status = self._run(self._local.addr)
+        if status != HGEMM_OK:
+            raise KernelLaunchError(self.name, status, f" for M={s.M} N={s.N} K={s.K}")
+        return out
+
+    def _check(self, a, b, out) -> None:
         f16 = self._f16
         if a.dtype is not f16 or b.dtype is not f16 or out.dtype is not f16:
             raise TypeError(f"{self.name}: a, b and out must be float16")
         device = a.get_device()
         if device < 0 or b.get_device() != device or out.get_device() != device:
             raise ValueError(f"{self.name}: a, b and out must be on the same CUDA device")
-        m, k = a.shape
-        if self._b_col:
-            n, kb = b.shape
-        else:
-            kb, n = b.shape
-        if kb != k or out.shape != (m, n):
-            raise ValueError(f"{self.name}: shapes a{tuple(a.shape)} b{tuple(b.shape)} out{tuple(out.shape)} "
-                             f"do not match C = A @ B with b_layout={self.cfg.b_layout}")
-        lda, unit_a = a.stride()
-        ldb, unit_b = b.stride()
-        ldc, unit_c = out.stride()
-        if unit_a != 1 or unit_b != 1 or unit_c != 1:
-            raise ValueError(f"{self.name}: a, b and out need unit stride along their last dimension")
-        stream = self._stream(device)
-        local = self._local
-        if workspace is None:
-            ws = getattr(local, "ws", None)
-            if ws is None or ws[0] != device or ws[1] != stream:
-                ws = self._bind_workspace(device, stream, 0)
-            ws_ptr, ws_bytes = ws[2], ws[3]
-        else:
-            ws_ptr, ws_bytes = workspace.data_ptr(), workspace.numel() * workspace.element_size()
-        buf = getattr(local, "args", None) or self._args()
-        _pack(buf, 0, a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, lda, ldb, ldc, ws_ptr, ws_bytes,
-              raster, swizzle, splits, stream)
-        status = self._run(local.addr)
-        if status == HGEMM_ERR_WORKSPACE_TOO_SMALL and workspace is None:
-            need = self._ws_bytes(local.addr)
-            ws = self._bind_workspace(device, stream, need)
-            buf.workspace, buf.workspace_bytes = ws[2], ws[3]
-            status = self._run(local.addr)
-        if status != HGEMM_OK:
-            raise KernelLaunchError(self.name, status, f" for M={m} N={n} K={k}")
-        return out
+
+    def launcher(self, raster: int = 0, swizzle: int = 0, splits: int = 0):
+        """run(a, b, out) -> out with these knobs bound: the hot path (what the dispatcher caches per shape). Operands
+        are checked on every call (dtype, device, shapes, unit inner stride: a wrong one would compute garbage, not
+        fail); the C side caches the prepared CUTLASS params, so a repeated call is a check, a pack and a launch."""
+        key = (int(raster), int(swizzle), int(splits))
+        run = self._launchers.get(key)
+        if run is None:
+            run = self._launchers[key] = self._make_launcher(*key)
+        return run
+
+    def _make_launcher(self, raster: int, swizzle: int, splits: int):
+        name, b_col, f16, local = self.name, self._b_col, self._f16, self._local
+        stream_of, c_run, bind_workspace = self._stream, self._run, self._bind_workspace
+
+        def run(a, b, out):
+            if a.dtype is not f16 or b.dtype is not f16 or out.dtype is not f16:
+                raise TypeError(f"{name}: a, b and out must be float16")
+            device = a.get_device()
+            if device < 0 or b.get_device() != device or out.get_device() != device:
+                raise ValueError(f"{name}: a, b and out must be on the same CUDA device")
+            m, k = a.shape
+            if b_col:
+                n, kb = b.shape
+            else:
+                kb, n = b.shape
+            if kb != k or out.shape != (m, n):
+                raise ValueError(f"{name}: shapes a{tuple(a.shape)} b{tuple(b.shape)} out{tuple(out.shape)} "
+                                 f"do not match C = A @ B with b_layout={'col' if b_col else 'row'}")
+            lda, unit_a = a.stride()
+            ldb, unit_b = b.stride()
+            ldc, unit_c = out.stride()
+            if unit_a != 1 or unit_b != 1 or unit_c != 1:
+                raise ValueError(f"{name}: a, b and out need unit stride along their last dimension")
+            stream = stream_of(device)
+            ws = local.ws
+            if ws[0] != device or ws[1] != stream:
+                ws = bind_workspace(device, stream, 0)
+            buf = local.args
+            _pack(buf, 0, a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, lda, ldb, ldc, ws[2], ws[3],
+                  raster, swizzle, splits, stream)
+            status = c_run(local.addr)
+            if status == HGEMM_ERR_WORKSPACE_TOO_SMALL:
+                ws = bind_workspace(device, stream, self._ws_bytes(local.addr))
+                buf.workspace, buf.workspace_bytes = ws[2], ws[3]
+                status = c_run(local.addr)
+            if status != HGEMM_OK:
+                raise KernelLaunchError(name, status, f" for M={m} N={n} K={k}")
+            return out
+
+        return run
 
     def _bind_workspace(self, device: int, stream: int, nbytes: int):
         tensor = _workspace(device, stream, nbytes)

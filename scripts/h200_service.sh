@@ -3,11 +3,7 @@
 #   OUT=dir bash scripts/h200_service.sh
 set -uo pipefail
 OUT=${OUT:-h200_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
-export PYTHONUNBUFFERED=1
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-} && export PATH=/tmp/site/bin:$PATH
-fi
+source scripts/device_env.sh
 echo "== service gpu tests"
 timeout 120 python3 -m pytest tests/service -m gpu -q -o timeout=100 -p no:cacheprovider > "$OUT/svc_tests.log" 2>&1
 tail -3 "$OUT/svc_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/svc_tests.log" | head

@@ -10,10 +10,7 @@ W=/tmp/h200_work; rm -rf $W; mkdir -p $W/logs $W/results
 export PYTHONUNBUFFERED=1
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-} && export PATH=/tmp/site/bin:$PATH
-fi
+source scripts/device_env.sh
 mkdir -p .cache/hgemm
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader

@@ -1,7 +1,11 @@
-// Helpers shared by the generated variants: argument checks and a cached SM count. Included by every template.
+// Helpers shared by the generated variants: argument checks, a cached SM count, once-per-device kernel attributes
+// and the per-thread cache of prepared launches. Included by every template.
 #pragma once
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <memory>
+
 #include "hgemm_abi.h"
 
 namespace hgemm {
@@ -22,6 +26,8 @@ inline int check_problem(const hgemm_args_t* p, int64_t align, bool b_col) {
   return HGEMM_OK;
 }
 
+inline int cuda_status(cudaError_t e) { return e == cudaSuccess ? HGEMM_OK : HGEMM_ERR_CUDA_BASE + int(e); }
+
 // SM count of the current device, queried once per device (persistent / stream-K schedulers size their grid by it).
 inline int current_device_and_sms(int* device, int* sm_count) {
   static int cache[64] = {0};
@@ -40,16 +46,96 @@ inline int current_device_and_sms(int* device, int* sm_count) {
   return HGEMM_OK;
 }
 
-// Raise a kernel's dynamic shared memory limit once per device (a per-call cudaFuncSetAttribute costs host time).
+// Raise a kernel's dynamic shared memory limit (and allow non-portable cluster sizes for cluster launches, as
+// CUTLASS's ClusterLauncher does on every launch) once per device: a per-call cudaFuncSetAttribute costs host time.
 template <class Kernel>
-inline int set_smem_attribute_once(Kernel* kernel, int smem_bytes, int device) {
+inline int set_kernel_attributes_once(Kernel* kernel, int smem_bytes, bool cluster_launch, int device) {
   static bool done[64] = {false};
   if (device < 0 || device >= 64) return HGEMM_ERR_INVALID_ARGS;
-  if (done[device] || smem_bytes < (48 << 10)) return HGEMM_OK;
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-  if (e != cudaSuccess) return HGEMM_ERR_CUDA_BASE + int(e);
-  done[device] = true;  // benign race: setting the attribute twice is harmless
+  if (done[device]) return HGEMM_OK;
+  if (smem_bytes >= (48 << 10)) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+    if (e != cudaSuccess) return HGEMM_ERR_CUDA_BASE + int(e);
+  }
+  if (cluster_launch) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (e != cudaSuccess) return HGEMM_ERR_CUDA_BASE + int(e);
+  }
+  done[device] = true;  // benign race: setting the attributes twice is harmless
   return HGEMM_OK;
+}
+
+// Everything a prepared launch (CUTLASS params, TMA descriptors, grid) is computed from, except the stream: two calls
+// with equal keys get bit-identical params. The device is the current one (params hold its SM count).
+struct LaunchKey {
+  const void* A; const void* B; void* C;
+  int64_t M, N, K, lda, ldb, ldc;
+  void* workspace; size_t workspace_bytes;
+  int32_t raster, swizzle, splits, device;
+};
+
+inline LaunchKey launch_key(const hgemm_args_t* p, int device) {
+  return LaunchKey{p->A, p->B, p->C, p->M, p->N, p->K, p->lda, p->ldb, p->ldc, p->workspace, p->workspace_bytes,
+                   p->raster, p->swizzle, p->splits, device};
+}
+
+inline bool operator==(const LaunchKey& x, const LaunchKey& y) {
+  return x.A == y.A && x.B == y.B && x.C == y.C && x.M == y.M && x.N == y.N && x.K == y.K && x.lda == y.lda &&
+         x.ldb == y.ldb && x.ldc == y.ldc && x.workspace == y.workspace && x.workspace_bytes == y.workspace_bytes &&
+         x.raster == y.raster && x.swizzle == y.swizzle && x.splits == y.splits && x.device == y.device;
+}
+
+// A small LRU of prepared launches. Used as a thread_local (one per thread and variant), so it needs no lock; an
+// entry is only ever inserted complete (after every check passed), so find() never returns a half-built one.
+template <class Prepared, int kSlots = 16>
+class LaunchCache {
+ public:
+  Prepared* find(const LaunchKey& key) {
+    for (int i = 0; i < used_; ++i) {
+      if (slots_[i].key == key) {
+        slots_[i].stamp = ++clock_;
+        return &slots_[i].value;
+      }
+    }
+    return nullptr;
+  }
+
+  // Stores a copy (replacing the least recently used entry when full) and returns it.
+  Prepared* insert(const LaunchKey& key, const Prepared& value) {
+    int slot = 0;
+    if (used_ < kSlots) {
+      slot = used_++;
+    } else {
+      for (int i = 1; i < kSlots; ++i) {
+        if (slots_[i].stamp < slots_[slot].stamp) slot = i;
+      }
+    }
+    slots_[slot].key = key;
+    slots_[slot].value = value;
+    slots_[slot].stamp = ++clock_;
+    return &slots_[slot].value;
+  }
+
+  int size() const { return used_; }
+
+ private:
+  struct Slot {
+    LaunchKey key{};
+    uint64_t stamp = 0;
+    Prepared value{};
+  };
+  Slot slots_[kSlots];
+  int used_ = 0;
+  uint64_t clock_ = 0;
+};
+
+// This thread's cache of one variant's prepared launches. Heap-allocated: the params hold 64-byte-aligned TMA
+// descriptors, and the TLS block of a dlopen'ed library is only a pointer this way.
+template <class Prepared>
+inline LaunchCache<Prepared>& thread_launch_cache() {
+  static thread_local std::unique_ptr<LaunchCache<Prepared>> cache;
+  if (!cache) cache.reset(new LaunchCache<Prepared>());
+  return *cache;
 }
 
 }  // namespace hgemm

@@ -6,6 +6,7 @@
     CublasArm("lt_algo", i)        cuBLASLt with algorithm i of the top-N heuristic list (autotuning: time each i)
     CublasArm("lt_implicit")       cuBLASLt with no algorithm passed (cuBLASLt decides inside the call)
     lt_algorithms(m, n, k, ...)    the top-N list itself (what each index means)
+    arm.launcher(b_layout, acc)    run(a, b, out) with the flags bound: the hot path (one struct, one ctypes call)
 
 All launch on torch's current stream with a preallocated per-stream workspace (32 MiB, like torch on Hopper), so they
 can be captured in CUDA graphs (run once before capturing: handles and plans are created on first use). Every
@@ -14,6 +15,8 @@ failure raises CublasError with the status; nothing is ever silently skipped. No
 from __future__ import annotations
 
 import ctypes
+import struct
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -59,14 +62,6 @@ def check_operands(a, b, out, b_col: int) -> tuple[int, int, int]:
     return m, n, k
 
 
-def _alignment(*pointers: int) -> int:
-    """The largest power of two (<= 256 bytes) dividing every pointer: what cuBLASLt may assume about them."""
-    bits = 0
-    for p in pointers:
-        bits |= p
-    return min(bits & -bits, 256) if bits else 256
-
-
 _runtime_hooks = None  # (stream getter, workspace getter) from kernels.runtime, bound on first call
 
 
@@ -98,6 +93,55 @@ def _plan(device: int, b_col: int, acc: int, m: int, n: int, k: int, align: int,
     return plan
 
 
+class ArmsCall(ctypes.Structure):
+    """hgemm_arms_call_t of arms.h: one call of hgemm_gemmex_call / hgemm_lt_call, passed by pointer."""
+    _fields_ = [("A", ctypes.c_void_p), ("B", ctypes.c_void_p), ("C", ctypes.c_void_p),
+                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t), ("stream", ctypes.c_void_p),
+                ("plan", ctypes.c_void_p), ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("device", ctypes.c_int32), ("b_col", ctypes.c_int32), ("acc", ctypes.c_int32),
+                ("algo_index", ctypes.c_int32)]
+
+
+# The struct's bytes in one pack_into (a dozen ctypes argument conversions cost ~2 us; this and one pointer ~0.5 us).
+_CALL_LAYOUT = struct.Struct("=7Q3q4i")
+assert _CALL_LAYOUT.size == ctypes.sizeof(ArmsCall) and ArmsCall.device.offset == 80
+
+
+class _PerThread(threading.local):
+    """This thread's call struct (C reads it after ctypes released the GIL, so threads must not share one) and the
+    workspace it used last."""
+
+    def __init__(self):
+        self.call = ArmsCall()
+        self.addr = ctypes.addressof(self.call)
+        self.ws = (-1, -1, -1, 0, None)  # (device, stream, requested bytes, pointer, tensor kept alive)
+
+
+_per_thread = _PerThread()
+_entry_points = None  # (hgemm_gemmex_call, hgemm_lt_call) of the loaded library
+
+
+def _calls():
+    global _entry_points
+    lib = arms_library()
+    if _entry_points is None or _entry_points[0] is not lib:
+        gemmex, lt = lib.hgemm_gemmex_call, lib.hgemm_lt_call
+        for fn in (gemmex, lt):
+            fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+        _entry_points = (lib, gemmex, lt)
+    return _entry_points[1], _entry_points[2]
+
+
+def _bound_workspace(device: int, stream: int, nbytes: int) -> int:
+    """The pointer of the (device, stream) workspace, remembered per thread so a repeated call skips the lookup."""
+    local = _per_thread
+    ws = local.ws
+    if ws[0] != device or ws[1] != stream or ws[2] != nbytes:
+        tensor = (_runtime_hooks or _hooks())[1](device, stream, nbytes)
+        ws = local.ws = (device, stream, nbytes, tensor.data_ptr(), tensor)
+    return ws[3]
+
+
 class CublasArm:
     """One cuBLAS / cuBLASLt arm. Call: arm(a, b, out, *, b_layout="row", acc="f32") -> out (on the current stream).
 
@@ -118,32 +162,74 @@ class CublasArm:
         self.workspace_bytes = workspace_bytes
         self.scale_type_override = scale_type_override
         self.label = f"{kind}[{algo_index}]" if kind == "lt_algo" else kind
+        self._launchers: dict[tuple[str, str], object] = {}  # (b_layout, acc) -> run(a, b, out)
 
     def __call__(self, a, b, out, *, b_layout: str = "row", acc: str = "f32"):
+        run = self._launchers.get((b_layout, acc)) or self.launcher(b_layout, acc)
+        return run(a, b, out)
+
+    def launcher(self, b_layout: str = "row", acc: str = "f32"):
+        """run(a, b, out) -> out for one layout and accumulator: the per-call path with everything that does not
+        depend on the operands decided here once (flags, layout check, entry point). Operands are still checked on
+        every call (dtype, shapes, contiguity, device: a wrong one would compute garbage, not fail)."""
+        key = (b_layout, acc)
+        run = self._launchers.get(key)
+        if run is None:
+            run = self._launchers[key] = self._make_launcher(b_layout, acc)
+        return run
+
+    def _make_launcher(self, b_layout: str, acc: str):
         b_col, acc_flag = _flag(_B_COL, b_layout, "b_layout"), _flag(_ACC, acc, "acc")
         required = _REQUIRED_LAYOUT.get(self.kind)
         if required and b_layout != required:
             raise ValueError(f"{self.kind} computes with b_layout={required!r} only, got {b_layout!r}")
-        m, n, k = check_operands(a, b, out, b_col)
-        lib = arms_library()
-        stream_of, workspace_of = _runtime_hooks or _hooks()
-        device = a.get_device()
-        stream = stream_of(device)
-        ws_ptr = workspace_of(device, stream, self.workspace_bytes).data_ptr() if self.workspace_bytes else None
-        a_ptr, b_ptr, c_ptr = a.data_ptr(), b.data_ptr(), out.data_ptr()
-        if self.name == "cublas":
-            status = lib.hgemm_gemmex(device, b_col, acc_flag, m, n, k, a_ptr, b_ptr, c_ptr, ws_ptr,
-                                      self.workspace_bytes, stream)
-            call = "cublasGemmEx"
-        else:
-            plan = _plan(device, b_col, acc_flag, m, n, k, _alignment(a_ptr, b_ptr, c_ptr), self.workspace_bytes,
-                         self.top_n, self.scale_type_override)
-            status = lib.hgemm_lt_run(plan, self.algo_index, a_ptr, b_ptr, c_ptr, ws_ptr, self.workspace_bytes,
-                                      stream)
-            call = f"cublasLtMatmul({self.label})"
-        if status:
-            raise CublasError(call, status, f" for M={m} N={n} K={k} b_layout={b_layout} acc={acc}")
-        return out
+        is_lt = self.name == "cublaslt"
+        call = f"cublasLtMatmul({self.label})" if is_lt else "cublasGemmEx"
+        entry: list = []  # the C entry point, bound on the first call (building the library takes a while)
+        ws_nbytes, algo_index = self.workspace_bytes, self.algo_index
+        top_n, scale_override = self.top_n, self.scale_type_override
+        stream_of = (_runtime_hooks or _hooks())[0]
+        plans: dict[tuple, int] = {}
+        f16, pack, local = torch.float16, _CALL_LAYOUT.pack_into, _per_thread
+
+        def run(a, b, out):
+            try:
+                m, k = a.shape
+                if b_col:
+                    n, kb = b.shape
+                else:
+                    kb, n = b.shape
+                device = a.get_device()
+                bad = (a.dtype is not f16 or b.dtype is not f16 or out.dtype is not f16 or kb != k
+                       or out.shape != (m, n) or not (a.is_contiguous() and b.is_contiguous() and out.is_contiguous())
+                       or device < 0 or b.get_device() != device or out.get_device() != device)
+            except ValueError:  # not 2-D
+                bad = True
+            if bad:  # the slow path names the problem
+                check_operands(a, b, out, b_col)
+                raise ValueError("operands rejected")  # (unreachable: check_operands raised)
+            stream = stream_of(device)
+            ws_ptr = _bound_workspace(device, stream, ws_nbytes) if ws_nbytes else 0
+            a_ptr, b_ptr, c_ptr = a.data_ptr(), b.data_ptr(), out.data_ptr()
+            plan = 0
+            if is_lt:  # the plan is made for the pointers' alignment (largest power of two dividing all, <= 256)
+                bits = a_ptr | b_ptr | c_ptr
+                align = min(bits & -bits, 256) if bits else 256
+                plan = plans.get((device, m, n, k, align))
+                if plan is None:
+                    plan = plans[(device, m, n, k, align)] = _plan(device, b_col, acc_flag, m, n, k, align,
+                                                                   ws_nbytes, top_n, scale_override)
+            call_struct = local.call
+            pack(call_struct, 0, a_ptr, b_ptr, c_ptr, ws_ptr, ws_nbytes, stream, plan, m, n, k, device, b_col,
+                 acc_flag, algo_index)
+            if not entry:
+                entry.append(_calls()[1 if is_lt else 0])
+            status = entry[0](local.addr)
+            if status:
+                raise CublasError(call, status, f" for M={m} N={n} K={k} b_layout={b_layout} acc={acc}")
+            return out
+
+        return run
 
     def __repr__(self) -> str:
         return f"CublasArm({self.label})"
@@ -184,5 +270,6 @@ def lt_algorithms(m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32
     return out
 
 
-__all__ = ["CublasArm", "CublasError", "LtAlgorithm", "lt_algorithms", "check_operands", "KINDS", "WORKSPACE_BYTES",
+__all__ = ["CublasArm", "CublasError", "ArmsCall", "LtAlgorithm", "lt_algorithms", "check_operands", "KINDS",
+           "WORKSPACE_BYTES",
            "DEFAULT_TOP_N", "CUDA_R_16F", "CUDA_R_32F"]

@@ -65,6 +65,11 @@ struct DeviceHandles {
   std::atomic<cublasHandle_t> blas{nullptr};
   std::atomic<cublasLtHandle_t> lt{nullptr};
   std::mutex blas_call;  // cublasSetStream/SetWorkspace mutate the handle: one GemmEx call at a time per device
+  // What the handle is bound to now (guarded by blas_call), so a call on the same stream and workspace sets nothing.
+  bool bound = false;
+  cudaStream_t stream = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
 DeviceHandles g_handles[kMaxDevices];
 std::mutex g_create_mutex;
@@ -241,15 +246,34 @@ int hgemm_gemmex(int device, int b_col, int acc, int64_t m, int64_t n, int64_t k
   const cublasComputeType_t compute = acc == 0 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F;
   const cublasOperation_t op_b = b_col ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int ldb = int(b_col ? k : n);
+  if (!workspace || !workspace_bytes) {  // no caller workspace: cuBLAS's default pool
+    workspace = nullptr;
+    workspace_bytes = 0;
+  }
 
-  std::lock_guard<std::mutex> lock(g_handles[device].blas_call);
-  HGEMM_RETURN_IF_ERROR(int(cublasSetStream(h, static_cast<cudaStream_t>(stream))));
-  // cublasSetStream resets the workspace to cuBLAS's default pool, so the caller's one is set after it.
-  if (workspace && workspace_bytes) {
-    HGEMM_RETURN_IF_ERROR(int(cublasSetWorkspace(h, workspace, workspace_bytes)));
+  DeviceHandles& dh = g_handles[device];
+  std::lock_guard<std::mutex> lock(dh.blas_call);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (!dh.bound || dh.stream != s || dh.workspace != workspace || dh.workspace_bytes != workspace_bytes) {
+    dh.bound = false;  // until both calls below succeeded
+    HGEMM_RETURN_IF_ERROR(int(cublasSetStream(h, s)));
+    // cublasSetStream resets the workspace to cuBLAS's default pool, so the caller's one is set after it.
+    if (workspace) {
+      HGEMM_RETURN_IF_ERROR(int(cublasSetWorkspace(h, workspace, workspace_bytes)));
+    }
+    dh.stream = s;
+    dh.workspace = workspace;
+    dh.workspace_bytes = workspace_bytes;
+    dh.bound = true;
   }
   return int(cublasGemmEx(h, op_b, CUBLAS_OP_N, int(n), int(m), int(k), alpha_for(scale), B, CUDA_R_16F, ldb, A,
                           CUDA_R_16F, int(k), beta_for(scale), C, CUDA_R_16F, int(n), compute, CUBLAS_GEMM_DEFAULT));
+}
+
+int hgemm_gemmex_call(const hgemm_arms_call_t* c) {
+  if (!c) return HGEMM_ARMS_BAD_ARGUMENT;
+  return hgemm_gemmex(c->device, c->b_col, c->acc, c->m, c->n, c->k, c->A, c->B, c->C, c->workspace,
+                      c->workspace_bytes, c->stream);
 }
 
 int hgemm_lt_plan(int device, int b_col, int acc, int64_t m, int64_t n, int64_t k, uint32_t align_bytes,
@@ -321,6 +345,11 @@ int hgemm_lt_run(const void* plan_ptr, int algo_index, const void* A, const void
   return int(cublasLtMatmul(plan->lt, plan->op, alpha_for(plan->scale_type), B, plan->a, A, plan->b,
                             beta_for(plan->scale_type), C, plan->c, C, plan->c, algo, workspace, workspace_bytes,
                             static_cast<cudaStream_t>(stream)));
+}
+
+int hgemm_lt_call(const hgemm_arms_call_t* c) {
+  if (!c) return HGEMM_ARMS_BAD_ARGUMENT;
+  return hgemm_lt_run(c->plan, c->algo_index, c->A, c->B, c->C, c->workspace, c->workspace_bytes, c->stream);
 }
 
 }  // extern "C"

@@ -57,6 +57,21 @@ HGEMM_ARMS_API int hgemm_lt_algo_info(const void* plan, int algo_index, hgemm_lt
 HGEMM_ARMS_API int hgemm_lt_run(const void* plan, int algo_index, const void* A, const void* B, void* C,
                                 void* workspace, size_t workspace_bytes, void* stream);
 
+// One call as a struct: the hot path passes one pointer instead of a dozen converted arguments (the ctypes
+// conversions cost more host time than the struct packing). Fields as in hgemm_gemmex / hgemm_lt_run.
+typedef struct {
+  const void* A; const void* B; void* C;
+  void* workspace; size_t workspace_bytes;
+  void* stream;
+  const void* plan;                 // hgemm_lt_call: a plan from hgemm_lt_plan (ignored by hgemm_gemmex_call)
+  int64_t m, n, k;                  // hgemm_gemmex_call (a plan holds its own)
+  int32_t device, b_col, acc;       // hgemm_gemmex_call
+  int32_t algo_index;               // hgemm_lt_call
+} hgemm_arms_call_t;
+
+HGEMM_ARMS_API int hgemm_gemmex_call(const hgemm_arms_call_t* call);
+HGEMM_ARMS_API int hgemm_lt_call(const hgemm_arms_call_t* call);
+
 #ifdef __cplusplus
 }
 #endif

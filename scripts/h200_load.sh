@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Load runs on the H200 host (device tool), from the repo root:  OUT=dir bash scripts/h200_load.sh [SCENARIO]
+# The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
+# (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request).
+# Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
+set -uo pipefail
+SCENARIO=${1:-resident}
+OUT=${OUT:-h200_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+W=/tmp/h200_load; rm -rf $W; mkdir -p $W
+source scripts/device_env.sh
+export PYTHON=${PYTHON:-python3} LOCUST=${LOCUST:-/tmp/site/bin/locust}
+export LOCUST_RAMP_START=${RAMP_START:-50} LOCUST_RAMP_STEP=${RAMP_STEP:-450} LOCUST_RAMP_STOP=${RAMP_STOP:-3200}
+export LOCUST_STEP_DURATION=${STEP_S:-8} LOCUST_STEP_WARMUP=${WARMUP_S:-2} LOCUST_USER_RATE=${USER_RATE:-10}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/summary.txt"
+run() {  # name port command...
+  local name=$1 port=$2; shift 2
+  "$@" > $W/${name}_server.log 2>&1 &
+  local pid=$!
+  for i in $(seq 90); do curl -sf localhost:$port/health/ready >/dev/null && break; sleep 1; done
+  echo "== $name ($SCENARIO) ready after ${i}s" | tee -a "$OUT/summary.txt"
+  REPORT_TITLE="$SCENARIO ramp: $name (H200)" timeout 300 loadtest/run_ramp.sh http://127.0.0.1:$port $SCENARIO $W/$name \
+    -- --processes ${LOCUST_PROCS:-4} > $W/${name}_locust.log 2>&1
+  echo "report exit status $?" >> "$OUT/summary.txt"
+  cat $W/$name/${SCENARIO}_report.md >> "$OUT/summary.txt" 2>/dev/null
+  kill $pid; wait $pid 2>/dev/null
+  tar czf "$OUT/load_${name}.tar.gz" -C $W $name ${name}_server.log ${name}_locust.log
+}
+run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
+run unbatched 8001 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8001 HGEMM_MAX_BATCH_SIZE=1 python3 -m service
+run naive 8002 python3 -m loadtest.naive_server --port 8002
+cat "$OUT/summary.txt" | grep -vE "^\s*$" | tail -60

@@ -1,0 +1,314 @@
+"""CPU tests of the host-overhead caches: the C side's per-thread LRU of prepared launches (hgemm_common.cuh, compiled
+with the host C++ compiler), the runtime's launcher closures and workspace retry, and the cuBLAS arms' one-struct call
+path (against C stubs compiled with cc: everything but CUDA runs for real)."""
+import ctypes
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+import kernels.cublas as cublas
+from kernels import build, runtime
+from kernels.codegen.generate import CODEGEN_DIR
+from kernels.config import KernelConfig
+from kernels.cublas import library
+from kernels.dispatch import Dispatcher
+
+SM80_ROW = KernelConfig("sm80", "f16", "row", (64, 64, 64), warp=(32, 32, 64), stages=5, alignment=4)
+HAVE_CC = shutil.which("cc") is not None
+
+
+def _cuda_include() -> Path | None:
+    """The CUDA toolkit's include directory (hgemm_common.cuh includes cuda_runtime.h), or None."""
+    candidates = [Path(os.environ[v]) / "include" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    nvcc = build.nvcc_path()
+    if nvcc is not None:
+        candidates.append(Path(nvcc).resolve().parent.parent / "include")
+    candidates.append(Path("/usr/local/cuda/include"))
+    return next((c for c in candidates if (c / "cuda_runtime.h").is_file()), None)
+
+
+# ---- the C side's launch cache ----------------------------------------------------------------------------------
+CACHE_TEST = r'''
+#include <cstdio>
+#include <thread>
+#include "hgemm_common.cuh"
+
+struct Value { int id; };
+
+static hgemm_args_t base() {
+  hgemm_args_t p = {};
+  p.A = (const void*)0x1000; p.B = (const void*)0x2000; p.C = (void*)0x3000;
+  p.M = 64; p.N = 128; p.K = 256; p.lda = 256; p.ldb = 256; p.ldc = 128;
+  p.workspace = (void*)0x4000; p.workspace_bytes = 1 << 20; p.raster = 1; p.swizzle = 2; p.splits = 3;
+  p.stream = (void*)0x5000;
+  return p;
+}
+
+#define EXPECT(cond) do { if (!(cond)) { std::printf("FAILED line %d: %s\n", __LINE__, #cond); return 1; } } while (0)
+
+int main() {
+  hgemm::LaunchCache<Value, 4> cache;
+  // One cache per thread: the same one on every call of a thread, another one on another thread.
+  hgemm::LaunchCache<Value>* here = &hgemm::thread_launch_cache<Value>();
+  hgemm::LaunchCache<Value>* there = nullptr;
+  std::thread other([&] { there = &hgemm::thread_launch_cache<Value>(); });
+  other.join();
+  EXPECT(here == &hgemm::thread_launch_cache<Value>() && there != nullptr && there != here);
+  const hgemm_args_t p = base();
+  EXPECT(cache.find(hgemm::launch_key(&p, 0)) == nullptr);
+  cache.insert(hgemm::launch_key(&p, 0), Value{7});
+  EXPECT(cache.find(hgemm::launch_key(&p, 0)) && cache.find(hgemm::launch_key(&p, 0))->id == 7);
+
+  // The stream is not part of the key (params do not depend on it) ...
+  hgemm_args_t q = base();
+  q.stream = (void*)0x9999;
+  EXPECT(cache.find(hgemm::launch_key(&q, 0)) != nullptr);
+  // ... but every field that goes into the params is: each single change misses.
+  EXPECT(cache.find(hgemm::launch_key(&p, 1)) == nullptr);  // device
+  for (int field = 0; field < 14; ++field) {
+    q = base();
+    switch (field) {
+      case 0: q.A = (const void*)0x1010; break;
+      case 1: q.B = (const void*)0x2010; break;
+      case 2: q.C = (void*)0x3010; break;
+      case 3: q.M += 1; break;
+      case 4: q.N += 8; break;
+      case 5: q.K += 8; break;
+      case 6: q.lda += 8; break;
+      case 7: q.ldb += 8; break;
+      case 8: q.ldc += 8; break;
+      case 9: q.workspace = (void*)0x4010; break;
+      case 10: q.workspace_bytes += 1; break;
+      case 11: q.raster = 2; break;
+      case 12: q.swizzle = 4; break;
+      case 13: q.splits = 1; break;
+    }
+    if (cache.find(hgemm::launch_key(&q, 0)) != nullptr) {
+      std::printf("FAILED: field %d not in the key\n", field);
+      return 1;
+    }
+  }
+
+  // LRU: fill 4 slots, touch the oldest, insert a 5th: the least recently used one (id 1) goes.
+  hgemm::LaunchCache<Value, 4> lru;
+  hgemm_args_t k[5];
+  for (int i = 0; i < 5; ++i) { k[i] = base(); k[i].M = 100 + i; }
+  for (int i = 0; i < 4; ++i) lru.insert(hgemm::launch_key(&k[i], 0), Value{i});
+  EXPECT(lru.size() == 4);
+  EXPECT(lru.find(hgemm::launch_key(&k[0], 0))->id == 0);  // now the most recently used
+  lru.insert(hgemm::launch_key(&k[4], 0), Value{4});
+  EXPECT(lru.size() == 4);
+  EXPECT(lru.find(hgemm::launch_key(&k[1], 0)) == nullptr);
+  for (int i : {0, 2, 3, 4}) {
+    Value* v = lru.find(hgemm::launch_key(&k[i], 0));
+    EXPECT(v != nullptr && v->id == i);
+  }
+  std::printf("OK\n");
+  return 0;
+}
+'''
+
+
+@pytest.mark.skipif(shutil.which("c++") is None or _cuda_include() is None, reason="needs c++ and the CUDA headers")
+def test_launch_cache_keys_on_every_param_input_and_evicts_lru(tmp_path):
+    src, exe = tmp_path / "cache_test.cpp", tmp_path / "cache_test"
+    src.write_text(CACHE_TEST)
+    subprocess.run(["c++", "-std=c++17", "-O1", "-pthread", "-I", str(CODEGEN_DIR), "-I", str(_cuda_include()),
+                    "-o", str(exe), str(src)], check=True)
+    result = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "OK", result.stdout + result.stderr
+
+
+# ---- fakes for the Python side ----------------------------------------------------------------------------------
+class FakeCudaTensor:
+    """What the hot paths read from a torch CUDA tensor (the stubs never dereference the pointers)."""
+
+    def __init__(self, shape, stride, ptr, dtype=torch.float16, device=0):
+        self.shape, self._stride, self._ptr, self.dtype, self._device = torch.Size(shape), stride, ptr, dtype, device
+
+    def get_device(self):
+        return self._device
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return self.shape.numel()
+
+    def element_size(self):
+        return 1
+
+    def dim(self):
+        return len(self.shape)
+
+    def is_contiguous(self):
+        return self._stride == tuple(self.shape[1:]) + (1,)
+
+
+def _cc(tmp_path, name: str, source: str, include: Path) -> Path:
+    src, so = tmp_path / f"{name}.c", tmp_path / f"{name}.so"
+    src.write_text(source)
+    subprocess.run(["cc", "-shared", "-fPIC", "-I", str(include), "-o", str(so), str(src)], check=True)
+    return so
+
+
+# A variant that needs 4096 bytes of workspace, to exercise the runtime's grow-and-retry path.
+VARIANT_STUB = r'''
+#include "hgemm_abi.h"
+static hgemm_args_t last;
+static int runs;
+HGEMM_EXPORT const char* hgemm_variant_name(void) { return "NAME"; }
+HGEMM_EXPORT int hgemm_run(const hgemm_args_t* p) {
+  ++runs;
+  last = *p;
+  return p->workspace_bytes < 4096 ? HGEMM_ERR_WORKSPACE_TOO_SMALL : 0;
+}
+HGEMM_EXPORT size_t hgemm_workspace_bytes(const hgemm_args_t* p) { (void)p; return 4096; }
+HGEMM_EXPORT int hgemm_can_implement(const hgemm_args_t* p) { (void)p; return 0; }
+HGEMM_EXPORT const hgemm_args_t* fake_last(void) { return &last; }
+HGEMM_EXPORT int fake_runs(void) { return runs; }
+'''
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="needs a C compiler")
+def test_runtime_launchers_bind_knobs_rebind_workspace_per_stream_and_retry(tmp_path, monkeypatch):
+    so = _cc(tmp_path, "variant", VARIANT_STUB.replace("NAME", SM80_ROW.name), CODEGEN_DIR)
+    kernel = runtime.CompiledKernel(SM80_ROW, so)
+    sizes = {}
+
+    def workspace(device, stream, nbytes):  # a buffer per (device, stream) that grows like the real one
+        size = max(nbytes, sizes.get((device, stream), 0), 1024)
+        sizes[(device, stream)] = size
+        return FakeCudaTensor((size,), (1,), 0x100000 * (1 + stream % 7) + size)
+
+    monkeypatch.setattr(runtime, "_workspace", workspace)
+    current = {"stream": 0x11}
+    monkeypatch.setattr(kernel, "_stream", lambda device: current["stream"])
+    lib = ctypes.CDLL(str(so))
+    lib.fake_last.restype = ctypes.POINTER(runtime.hgemm_args_t)
+    a = FakeCudaTensor((64, 512), (520, 1), 0x1000)
+    b = FakeCudaTensor((512, 256), (264, 1), 0x2000)
+    out = FakeCudaTensor((64, 256), (256, 1), 0x3000)
+
+    run = kernel.launcher(1, 2, 3)
+    assert kernel.launcher(1, 2, 3) is run and kernel.launcher() is not run
+    assert run(a, b, out) is out
+    got = lib.fake_last().contents
+    assert (got.raster, got.swizzle, got.splits, got.stream) == (1, 2, 3, 0x11)
+    assert got.workspace_bytes == 4096 and lib.fake_runs() == 2  # too small at first: grown and retried once
+    assert kernel._local.args.stream == 0x11
+
+    current["stream"] = 0x22  # another stream: its own workspace
+    kernel(a, b, out)
+    got = lib.fake_last().contents
+    assert (got.stream, got.raster, got.workspace_bytes) == (0x22, 0, 4096)
+    assert got.workspace == workspace(0, 0x22, 0).data_ptr() != workspace(0, 0x11, 0).data_ptr()
+    runs = lib.fake_runs()
+    kernel(a, b, out)  # same stream again: the bound workspace is big enough, one call
+    assert lib.fake_runs() == runs + 1
+
+    with pytest.raises(TypeError, match="float16"):
+        run(a, FakeCudaTensor((512, 256), (264, 1), 0x2000, dtype=torch.float32), out)
+    with pytest.raises(ValueError, match="same CUDA device"):
+        run(a, b, FakeCudaTensor((64, 256), (256, 1), 0x3000, device=1))
+    with pytest.raises(ValueError, match="do not match"):
+        run(a, b, FakeCudaTensor((64, 128), (128, 1), 0x3000))
+
+    # The dispatcher runs a built variant through the prepared launcher with the tuned knobs bound.
+    d = Dispatcher(tables={}, backend="gpu", arch="sm80", load_kernel=lambda cfg: kernel,
+                   supports=lambda *args: True, predictor=lambda *shape: (SM80_ROW, {"splits": 5}))
+    c, sel = d.run(a, b, "row", "f16", out)
+    assert c is out and sel.kernel == SM80_ROW.name and sel.fallback is None
+    assert lib.fake_last().contents.splits == 5
+
+
+# The cuBLAS wrapper's exports, recording the last struct call.
+ARMS_STUB = r'''
+#include <string.h>
+#include "arms.h"
+static hgemm_arms_call_t last;
+static int last_entry;  /* 1 = gemmex_call, 2 = lt_call */
+static int plans_made;
+static int plan_storage[16];
+static uint32_t last_align;
+int hgemm_arms_abi_version(void) { return HGEMM_ARMS_ABI_VERSION; }
+const char* hgemm_arms_status_string(int s) { return s == 13 ? "stub failure" : "stub"; }
+int hgemm_gemmex(int d, int bc, int acc, int64_t m, int64_t n, int64_t k, const void* A, const void* B, void* C,
+                 void* w, size_t wb, void* s) { return -1; }
+int hgemm_lt_plan(int d, int bc, int acc, int64_t m, int64_t n, int64_t k, uint32_t align, size_t wb, int top,
+                  int st, void** out) {
+  last_align = align;
+  *out = &plan_storage[plans_made++ % 16];
+  return 0;
+}
+int hgemm_lt_algo_count(const void* p) { return 1; }
+int hgemm_lt_algo_info(const void* p, int i, hgemm_lt_algo_info_t* info) { return 0; }
+int hgemm_lt_run(const void* p, int i, const void* A, const void* B, void* C, void* w, size_t wb, void* s) {
+  return -1;
+}
+int hgemm_gemmex_call(const hgemm_arms_call_t* c) { last = *c; last_entry = 1; return c->m == 13 ? 13 : 0; }
+int hgemm_lt_call(const hgemm_arms_call_t* c) { last = *c; last_entry = 2; return 0; }
+const hgemm_arms_call_t* fake_last(void) { return &last; }
+int fake_entry(void) { return last_entry; }
+int fake_plans(void) { return plans_made; }
+uint32_t fake_align(void) { return last_align; }
+'''
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="needs a C compiler")
+def test_arms_launcher_packs_one_struct_and_caches_plans(tmp_path, monkeypatch):
+    lib = library.bind(_cc(tmp_path, "arms", ARMS_STUB, library.ARMS_DIR))
+    lib.fake_last.restype = ctypes.POINTER(cublas.ArmsCall)
+    lib.fake_align.restype = ctypes.c_uint32
+    monkeypatch.setattr(library, "_library", lib)
+    monkeypatch.setattr(cublas, "_plans", {})
+    monkeypatch.setattr(cublas, "_per_thread", cublas._PerThread())
+    ws = FakeCudaTensor((1 << 25,), (1,), 0xABC000)
+    monkeypatch.setattr(cublas, "_runtime_hooks", (lambda device: 0x5555, lambda device, stream, nbytes: ws))
+
+    a = FakeCudaTensor((64, 512), (512, 1), 0x1000)
+    b = FakeCudaTensor((256, 512), (512, 1), 0x2000)  # b_layout="col": N x K
+    out = FakeCudaTensor((64, 256), (256, 1), 0x3000)
+    gemmex = cublas.CublasArm("gemmex")
+    run = gemmex.launcher("col", "f16")
+    assert gemmex.launcher("col", "f16") is run
+    assert gemmex(a, b, out, b_layout="col", acc="f16") is out
+    got = lib.fake_last().contents
+    assert lib.fake_entry() == 1
+    assert {f: getattr(got, f) for f, _ in cublas.ArmsCall._fields_} == dict(
+        A=0x1000, B=0x2000, C=0x3000, workspace=0xABC000, workspace_bytes=cublas.WORKSPACE_BYTES, stream=0x5555,
+        plan=None, m=64, n=256, k=512, device=0, b_col=1, acc=1, algo_index=-1)
+
+    lt = cublas.CublasArm("lt_algo", 3)
+    lt(a, FakeCudaTensor((512, 256), (256, 1), 0x2000), out, b_layout="row", acc="f32")
+    got = lib.fake_last().contents
+    assert lib.fake_entry() == 2 and got.plan and (got.b_col, got.acc, got.algo_index) == (0, 0, 3)
+    assert lib.fake_plans() == 1 and lib.fake_align() == 256  # 0x1000 | 0x2000 | 0x3000: 4 KiB aligned, capped
+    first_plan = got.plan
+    lt(a, FakeCudaTensor((512, 256), (256, 1), 0x2000), out, b_layout="row", acc="f32")
+    assert lib.fake_plans() == 1 and lib.fake_last().contents.plan == first_plan  # cached: no new plan
+    lt(a, FakeCudaTensor((512, 256), (256, 1), 0x2008), out, b_layout="row", acc="f32")
+    assert lib.fake_plans() == 2 and lib.fake_align() == 8  # a view at an 8-byte offset gets its own plan
+
+    # Operand errors are named (the slow path), statuses raise, layout-restricted forms refuse the other layout.
+    with pytest.raises(TypeError, match="float16"):
+        run(a, FakeCudaTensor((256, 512), (512, 1), 0x2000, dtype=torch.bfloat16), out)
+    with pytest.raises(ValueError, match="contiguous"):
+        run(a, FakeCudaTensor((256, 512), (1024, 1), 0x2000), out)
+    with pytest.raises(ValueError, match="2-D"):
+        run(FakeCudaTensor((64,), (1,), 0x1000), b, out)
+    with pytest.raises(ValueError, match="same CUDA device"):
+        run(a, b, FakeCudaTensor((64, 256), (256, 1), 0x3000, device=1))
+    with pytest.raises(ValueError, match="do not match"):
+        run(a, b, FakeCudaTensor((64, 128), (128, 1), 0x3000))
+    with pytest.raises(cublas.CublasError, match="stub failure"):
+        run(FakeCudaTensor((13, 512), (512, 1), 0x1000), b, FakeCudaTensor((13, 256), (256, 1), 0x3000))
+    with pytest.raises(ValueError, match="b_layout='row' only"):
+        cublas.CublasArm("gemmex_nn")(a, b, out, b_layout="col")
