@@ -17,10 +17,10 @@ for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/h
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; nvcc --version | tail -1; } \
   | tee -a "$OUT/summary.txt"
 say "== build default t=$(el)"
-timeout ${BUILD_TIMEOUT:-240} python3 -m kernels.build --set default --jobs "$(nproc)" > $W/logs/build.log 2>&1
+timeout ${BUILD_TIMEOUT:-200} python3 -m kernels.build --set default --jobs "$(nproc)" > $W/logs/build.log 2>&1
 say "$(tail -1 $W/logs/build.log)"
 for area in kernels tuner service; do
-  timeout ${TEST_TIMEOUT:-120} python3 -m pytest tests/$area -m gpu -q -o timeout=100 -p no:cacheprovider \
+  HGEMM_TEST_SET=default timeout ${TEST_TIMEOUT:-100} python3 -m pytest tests/$area -m gpu -q -o timeout=100 -p no:cacheprovider \
     > $W/logs/test_$area.log 2>&1
   say "gpu tests $area: $(tail -1 $W/logs/test_$area.log)"
   grep -E "^(FAILED|ERROR)" $W/logs/test_$area.log | head -5 | tee -a "$OUT/summary.txt"
@@ -28,13 +28,13 @@ done
 say "== host overhead t=$(el)"
 timeout 60 python3 -m kernels.overhead > $W/logs/overhead.log 2>&1; tail -8 $W/logs/overhead.log | tee -a "$OUT/summary.txt"
 say "== tune grid_sample_120 (fp32, col) t=$(el)"
-timeout ${TUNE_TIMEOUT:-150} python3 -m tuner.tune --env gpu --grid tuner/grids/grid_sample_120.txt --acc fp32 \
-  --b-layout col --variant-set default --budget-trials 12 --budget-seconds ${TUNE_SECONDS:-1.0} \
+timeout ${TUNE_TIMEOUT:-170} python3 -m tuner.tune --env gpu --grid tuner/grids/grid_sample_120.txt --acc fp32 \
+  --b-layout col --variant-set default --budget-trials 12 --budget-seconds ${TUNE_SECONDS:-0.6} \
   --state-dir $W/results/tune --tables-dir kernels/tables --holdout-fraction 0.15 > $W/logs/tune.log 2>&1
 tail -12 $W/logs/tune.log | tee -a "$OUT/summary.txt"
 cp -r kernels/tables $W/results/ 2>/dev/null
 say "== eval eval_sample (fp32, col, both timings) t=$(el)"
-timeout ${EVAL_TIMEOUT:-150} ./eval_one_file.sh --grid tuner/grids/eval_sample.txt --acc_precise fp32 \
+timeout ${EVAL_TIMEOUT:-130} ./eval_one_file.sh --grid tuner/grids/eval_sample.txt --acc_precise fp32 \
   --warmup_seconds 0.2 --benchmark_seconds 0.8 --base_dir $W/results/eval --gpu_device_id 0 --mode offline \
   --timing both > $W/logs/eval.log 2>&1
 timeout 60 python3 -m tuner.summary --results $W/results/eval/results.csv --out $W/results/summary \
