@@ -25,7 +25,8 @@ run() {  # name port command...
   kill $pid; wait $pid 2>/dev/null
   tar czf "$OUT/load_${name}.tar.gz" -C $W $name ${name}_server.log ${name}_locust.log
 }
-run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
-run unbatched 8001 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8001 HGEMM_MAX_BATCH_SIZE=1 python3 -m service
-run naive 8002 python3 -m loadtest.naive_server --port 8002
+want() { case " ${RUNS:-batched unbatched naive} " in *" $1 "*) return 0;; esac; return 1; }
+want batched && run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
+want unbatched && run unbatched 8001 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8001 HGEMM_MAX_BATCH_SIZE=1 python3 -m service
+want naive && run naive 8002 python3 -m loadtest.naive_server --port 8002
 cat "$OUT/summary.txt" | grep -vE "^\s*$" | tail -60

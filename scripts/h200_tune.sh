@@ -29,7 +29,7 @@ say "== host overhead t=$(el)"
 timeout 60 python3 -m kernels.overhead > $W/logs/overhead.log 2>&1; tail -8 $W/logs/overhead.log | tee -a "$OUT/summary.txt"
 say "== tune grid_sample_120 (fp32, col) t=$(el)"
 timeout ${TUNE_TIMEOUT:-170} python3 -m tuner.tune --env gpu --grid tuner/grids/grid_sample_120.txt --acc fp32 \
-  --b-layout col --variant-set default --budget-trials 12 --budget-seconds ${TUNE_SECONDS:-0.6} \
+  --b-layout col --variant-set default --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.6} \
   --state-dir $W/results/tune --tables-dir kernels/tables --holdout-fraction 0.15 > $W/logs/tune.log 2>&1
 tail -12 $W/logs/tune.log | tee -a "$OUT/summary.txt"
 cp -r kernels/tables $W/results/ 2>/dev/null
@@ -41,6 +41,6 @@ timeout 60 python3 -m tuner.summary --results $W/results/eval/results.csv --out 
   > $W/logs/summary.log 2>&1
 cat $W/logs/summary.log | head -40 | tee -a "$OUT/summary.txt"
 say "== pack t=$(el)"
-(cd .cache/hgemm && tar czf "$OUT/kernel_cache.tar.gz" lib)
+[ "${PACK:-1}" = 1 ] && (cd .cache/hgemm && tar czf "$OUT/kernel_cache.tar.gz" lib)
 tar czf "$OUT/logs.tar.gz" -C $W logs; tar czf "$OUT/results.tar.gz" -C $W results
 ls -la "$OUT" | tail -n +2; say "done t=$(el)"
