@@ -1,8 +1,15 @@
-"""The target-rate ramp: which step is active when, and what Locust measured during each step.
+"""The target-rate ramp: which step is active when, how each request is tagged with its step, and what Locust
+measured for each step.
 
 Locust users are closed loop. Each user is paced at a constant `user_rate` requests per second, so the offered load
 is users × user_rate as long as a user's requests take less than 1/user_rate seconds. With user_rate = 10/s that
 holds up to 100 ms per request, twice the 50 ms SLO: users stop keeping pace only after the SLO is already broken.
+
+Per-step numbers are exact in local and distributed mode (`--processes N`): every process that runs users computes,
+from the same deterministic plan and its own test-start time, which step a request is *sent* in, and names the request
+after it ("resident 64x4096x64 step 03 @500qps", or "... step 03 warmup" inside the step's warm-up). Locust then
+counts, times and merges the requests of each name across workers itself; snapshots of running totals at step edges
+would misattribute requests, because workers report to the master only every few seconds.
 """
 from __future__ import annotations
 
@@ -11,7 +18,11 @@ import math
 import time
 from dataclasses import asdict, dataclass, fields
 
-TICK_S = 1.0   # Locust calls LoadTestShape.tick() about once a second
+TICK_S = 1.0    # Locust calls LoadTestShape.tick() about once a second: a new step's users start up to 1 s late
+SPAWN_S = 1.0   # the ramp spawns a step's new users at `users` per second: all of them within 1 s
+# After the last step its users keep running this long, so that its last requests complete and a worker's periodic
+# report (every 3 s) carries them to the master before it stops: Locust's own _stats.csv then has them too.
+DRAIN_S = 4.0
 STEP_COLUMNS = ("step", "target_qps", "users", "user_rate", "start_s", "end_s", "measure_start", "measure_end",
                 "requests", "failures", "p50_ms", "p95_ms", "p99_ms", "avg_ms", "max_ms", "generator_cpu_percent")
 
@@ -25,6 +36,19 @@ class Step:
     end_s: float
     warmup_s: float       # measured only from start_s + warmup_s on (users spawning, queues filling)
 
+    @property
+    def label(self) -> str:
+        """The suffix of the names of the requests sent in the measured part of this step."""
+        return f"step {self.index:02d} @{self.target_qps:g}qps"
+
+    @property
+    def warmup_label(self) -> str:
+        return f"step {self.index:02d} warmup"
+
+    @property
+    def measured_s(self) -> float:
+        return self.end_s - self.start_s - self.warmup_s
+
 
 def plan_steps(start_qps: float, stop_qps: float, step_qps: float, step_s: float, user_rate: float,
                warmup_s: float) -> list[Step]:
@@ -32,8 +56,9 @@ def plan_steps(start_qps: float, stop_qps: float, step_qps: float, step_s: float
     if min(start_qps, step_qps, step_s, user_rate) <= 0 or stop_qps < start_qps:
         raise ValueError(f"bad ramp: start={start_qps} stop={stop_qps} step={step_qps} duration={step_s} "
                          f"user_rate={user_rate}")
-    if not 0 <= warmup_s < step_s - 2 * TICK_S:
-        raise ValueError(f"warm-up {warmup_s} s leaves no measurement window in a {step_s} s step")
+    if not TICK_S + SPAWN_S <= warmup_s < step_s - TICK_S:
+        raise ValueError(f"warm-up {warmup_s} s: it must cover the shape's tick and the spawn "
+                         f"(>= {TICK_S + SPAWN_S:g} s) and leave a measurement window in a {step_s} s step")
     count = int(math.floor((stop_qps - start_qps) / step_qps + 1e-9)) + 1
     steps = []
     for index in range(count):
@@ -49,9 +74,40 @@ def step_at(steps: list[Step], run_time: float) -> Step | None:
     return None
 
 
+def request_name(base: str, steps: list[Step], run_time: float) -> str:
+    """The name a request sent at `run_time` gets: its step's label, the step's warm-up label, or 'drain'."""
+    step = step_at(steps, run_time)
+    if step is None:
+        return f"{base} drain"
+    if run_time < step.start_s + step.warmup_s:
+        return f"{base} {step.warmup_label}"
+    return f"{base} {step.label}"
+
+
+class RampClock:
+    """The ramp's run time on this process. Started by the test_start event, which fires on the local runner and on
+    the master and every worker when they get the test's first spawn message (milliseconds apart)."""
+
+    def __init__(self):
+        self.steps: list[Step] = []
+        self.started_unix = math.nan
+        self._started = None
+
+    def start(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self._started = time.perf_counter()
+        self.started_unix = time.time()
+
+    def name(self, base: str) -> str:
+        if self._started is None:          # a request before the test started (never in a ramp)
+            return f"{base} drain"
+        return request_name(base, self.steps, time.perf_counter() - self._started)
+
+
 @dataclass
 class StepStats:
-    """One row of <csv prefix>_steps.csv: the ramp step and what Locust recorded inside its measurement window."""
+    """One row of <csv prefix>_steps.csv: the ramp step and what Locust recorded for the requests sent inside its
+    measurement window (from start_s + warmup to end_s)."""
     step: int
     target_qps: float
     users: int
@@ -100,61 +156,29 @@ def read_steps(path: str) -> list[StepStats]:
     return rows
 
 
-class StepRecorder:
-    """Snapshots Locust's aggregated stats at the start and end of each step's measurement window and turns the
-    difference into exact per-step counts and percentiles (Locust's own CSV percentiles are cumulative or a
-    10-second rolling window, neither of which is a step)."""
+def step_rows(steps: list[Step], user_rate: float, stats, started_unix: float,
+              cpu: dict[int, float]) -> list[StepStats]:
+    """Per-step rows from Locust's final RequestStats (on the master: merged from every worker): a step's numbers are
+    those of the entries whose names end with its label, merged (the mixed scenario has several per step)."""
+    from locust.stats import StatsEntry   # Locust patches the interpreter on import: not at module level
 
-    def __init__(self, user_rate: float):
-        self.user_rate = user_rate
-        self.rows: list[StepStats] = []
-        self._step: Step | None = None
-        self._done: set[int] = set()
-        self._snapshot = None
-        self._cpu = 0.0
+    rows = []
+    for step in steps:
+        merged = StatsEntry(stats, step.label, "", use_response_times_cache=False)
+        for entry in stats.entries.values():
+            if entry.name.endswith(f" {step.label}"):
+                merged.extend(entry)
+        count = merged.num_requests
 
-    def observe(self, runner, step: Step | None, run_time: float) -> bool:
-        """Called on every shape tick (about once a second). The window closes on the last tick inside the step, so
-        it never includes the next step's users. Returns True when a step's row was completed."""
-        completed = False
-        if self._step is not None and (step is None or step.index != self._step.index
-                                       or run_time >= self._step.end_s - TICK_S):
-            completed = self._finish(runner)
-        if (step is not None and self._step is None and step.index not in self._done
-                and step.start_s + step.warmup_s <= run_time < step.end_s - TICK_S):
-            self._step, self._snapshot, self._cpu = step, _snapshot(runner), 0.0
-        if self._step is not None:
-            self._cpu = max(self._cpu, generator_cpu(runner))
-        return completed
+        def pct(q: float) -> float:
+            return float(merged.get_response_time_percentile(q)) if count else math.nan
 
-    def _finish(self, runner) -> bool:
-        start, end = self._snapshot, _snapshot(runner)
-        step, self._step = self._step, None
-        self._done.add(step.index)
-        self.rows.append(step_stats(step, self.user_rate, start, end, self._cpu))
-        return True
-
-
-def _snapshot(runner) -> tuple[float, int, int, dict[int, int], int, int]:
-    total = runner.stats.total
-    return (time.time(), total.num_requests, total.num_failures, dict(total.response_times),
-            total.total_response_time, total.max_response_time or 0)
-
-
-def step_stats(step: Step, user_rate: float, start, end, cpu: float) -> StepStats:
-    from locust.stats import calculate_response_time_percentile, diff_response_time_dicts
-
-    t0, n0, f0, times0, sum0, _ = start
-    t1, n1, f1, times1, sum1, _ = end
-    times = diff_response_time_dicts(times1, times0)
-    count = n1 - n0
-
-    def pct(q: float) -> float:
-        return float(calculate_response_time_percentile(times, count, q)) if count else math.nan
-
-    return StepStats(step.index, step.target_qps, step.users, user_rate, step.start_s, step.end_s, t0, t1, count,
-                     f1 - f0, pct(0.50), pct(0.95), pct(0.99), (sum1 - sum0) / count if count else math.nan,
-                     float(max(times)) if times else math.nan, cpu)
+        start = started_unix + step.start_s + step.warmup_s
+        rows.append(StepStats(step.index, step.target_qps, step.users, user_rate, step.start_s, step.end_s, start,
+                              start + step.measured_s, count, merged.num_failures, pct(0.50), pct(0.95), pct(0.99),
+                              merged.avg_response_time if count else math.nan,
+                              float(merged.max_response_time) if count else math.nan, cpu.get(step.index, 0.0)))
+    return rows
 
 
 def generator_cpu(runner) -> float:

@@ -5,8 +5,10 @@
 Scenarios (`--scenario`): small_json, binary (64×4096×64 by default, `--shape`), resident (B registered once, only A
 sent), mixed (LLM-like: four resident weight matrices, M drawn from a decode/prefill mix). The ramp offers
 `--ramp-start` .. `--ramp-stop` QPS in steps of `--ramp-step`, `--step-duration` seconds each; every user is paced at
-`--user-rate` requests/s. Per-step numbers go to `<csv prefix>_steps.csv`; `python -m loadtest.report` reads them with
-Locust's `<csv prefix>_stats_history.csv`. Every option also reads LOCUST_<NAME> from the environment.
+`--user-rate` requests/s. Every request is named after the ramp step it is sent in (loadtest/_ramp.py), so Locust's
+own per-name statistics, merged across workers with `--processes N`, are exact per step; when the test ends they go to
+`<csv prefix>_steps.csv`, which `python -m loadtest.report` reads with Locust's `<csv prefix>_stats_history.csv`.
+Every option also reads LOCUST_<NAME> from the environment.
 """
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ from pathlib import Path
 import gevent
 import gevent.lock
 from locust import FastHttpUser, LoadTestShape, events, task
+from locust.runners import WorkerRunner
 from locust.user.wait_time import constant_throughput
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `loadtest.*` helpers, wherever locust runs from
 from loadtest._payloads import (LLM_WEIGHTS, MixedShapes, binary_body, binary_query, operand_request,  # noqa: E402
                                 parse_shape, small_json_body)
-from loadtest._ramp import StepRecorder, plan_steps, step_at, write_steps  # noqa: E402
+from loadtest._ramp import (DRAIN_S, RampClock, generator_cpu, plan_steps, step_at, step_rows,  # noqa: E402
+                            write_steps)
 
 log = logging.getLogger("loadtest")
 
@@ -89,11 +93,56 @@ def _cleanup(environment, **_):
     _Operands.delete_all(environment)
 
 
+def _plan(options):
+    return plan_steps(options.ramp_start, options.ramp_stop, options.ramp_step, options.step_duration,
+                      options.user_rate, options.step_warmup)
+
+
+_clock = RampClock()   # this process's ramp time: names every request after its step
+
+
+@events.test_start.add_listener
+def _start_clock(environment, **_):
+    _clock.start(_plan(environment.parsed_options))
+
+
+_environments = []
+
+
+@events.init.add_listener
+def _remember(environment, **_):
+    _environments.append(environment)
+
+
+@events.quit.add_listener
+def _write_step_rows(**_):
+    """After the runner quit: on the master, every worker's final report has been merged into runner.stats."""
+    for environment in _environments:
+        shape = environment.shape_class
+        if isinstance(environment.runner, WorkerRunner) or not isinstance(shape, RateRampShape) or not shape.steps:
+            continue
+        prefix = getattr(environment.parsed_options, "csv_prefix", None)
+        done = [s for s in shape.steps if s.end_s <= shape.last_run_time]   # an interrupted run: completed steps
+        rows = step_rows(done, environment.parsed_options.user_rate, environment.runner.stats, _clock.started_unix,
+                         shape.cpu)
+        for row in rows:
+            log.info("step %d: target %g QPS, achieved %.1f QPS, p99 %.0f ms, %d failures, generator CPU %.0f%%",
+                     row.step, row.target_qps, row.requests / row.seconds, row.p99_ms, row.failures,
+                     row.generator_cpu_percent)
+        if prefix:
+            write_steps(f"{prefix}_steps.csv", rows)
+
+
 class HgemmUser(FastHttpUser):
     """Paced at --user-rate requests/s (constant throughput); starts at a random phase so users do not fire in
     lock-step. The scenarios below are concrete classes (Locust falls back to importing the directory as pytest files
-    when it finds none), but only the --scenario one is spawned: RateRampShape names it."""
+    when it finds none), but only the --scenario one is spawned: RateRampShape names it. Request names carry the
+    ramp step the request is sent in (`step_name`)."""
     abstract = True
+
+    @staticmethod
+    def step_name(base: str) -> str:
+        return _clock.name(base)
 
     def wait_time(self) -> float:
         return constant_throughput(self.environment.parsed_options.user_rate)(self)
@@ -114,8 +163,8 @@ class SmallJsonUser(HgemmUser):
 
     @task
     def hgemm_json(self) -> None:
-        with self.client.post("/v1/hgemm", json=self.body, headers=_auth(self.environment), name="json 8x8x8",
-                              catch_response=True) as response:
+        with self.client.post("/v1/hgemm", json=self.body, headers=_auth(self.environment),
+                              name=self.step_name("json 8x8x8"), catch_response=True) as response:
             if response.status_code == 200 and response.json().get("shape") != [8, 8]:
                 response.failure(f"unexpected C shape {response.json().get('shape')}")
 
@@ -131,7 +180,7 @@ class BinaryUser(HgemmUser):
 
     @task
     def hgemm_binary(self) -> None:
-        self.post_binary(self.path, self.body, self.shape.c_bytes, f"binary {self.shape.label}")
+        self.post_binary(self.path, self.body, self.shape.c_bytes, self.step_name(f"binary {self.shape.label}"))
 
 
 class ResidentUser(HgemmUser):
@@ -147,7 +196,7 @@ class ResidentUser(HgemmUser):
 
     @task
     def hgemm_resident(self) -> None:
-        self.post_binary(self.path, self.body, self.shape.c_bytes, f"resident {self.shape.label}")
+        self.post_binary(self.path, self.body, self.shape.c_bytes, self.step_name(f"resident {self.shape.label}"))
 
 
 class MixedLLMUser(HgemmUser):
@@ -167,7 +216,8 @@ class MixedLLMUser(HgemmUser):
         name, m = self.shapes.draw()
         n, k = LLM_WEIGHTS[name]
         path = f"/v1/hgemm?m={m}&operand={self.operands[name]}&acc=f32"
-        self.post_binary(path, self.shapes.a_bytes(m, k), m * n * 2, f"mixed {name} m={m}")
+        # one name per step, not per (weight, M): 20 shapes × steps × warm-up would drown Locust's summary
+        self.post_binary(path, self.shapes.a_bytes(m, k), m * n * 2, self.step_name("mixed"))
 
 
 SCENARIOS = {"small_json": SmallJsonUser, "binary": BinaryUser, "resident": ResidentUser, "mixed": MixedLLMUser}
@@ -188,39 +238,42 @@ def _mixed_shapes() -> MixedShapes:
 
 
 class RateRampShape(LoadTestShape):
-    """Ramps the offered rate step by step; records each step's numbers to <csv prefix>_steps.csv."""
+    """Ramps the offered rate step by step, then holds the last step's users for DRAIN_S so that its last requests
+    complete. Records the busiest generator process's CPU per step; the per-step request numbers come from the
+    request names (see `_write_step_rows`)."""
     use_common_options = False
 
     def __init__(self):
         super().__init__()
         self.steps = None
-        self.recorder = None
-        self.steps_csv = None
+        self.cpu: dict[int, float] = {}
+        self.short: set[int] = set()
+        self.last_run_time = 0.0
 
     def _setup(self) -> None:
         options = self.runner.environment.parsed_options
-        self.steps = plan_steps(options.ramp_start, options.ramp_stop, options.ramp_step, options.step_duration,
-                                options.user_rate, options.step_warmup)
-        self.recorder = StepRecorder(options.user_rate)
-        prefix = getattr(options, "csv_prefix", None)
-        self.steps_csv = f"{prefix}_steps.csv" if prefix else None
-        if not self.steps_csv:
+        self.steps = _plan(options)
+        if not getattr(options, "csv_prefix", None):
             log.warning("no --csv prefix: per-step numbers will not be written")
         self.user_class = SCENARIOS[options.scenario]
-        log.info("ramp %s: %s", options.scenario, ", ".join(f"{s.target_qps:g} QPS/{s.users} users" for s in self.steps))
+        log.info("ramp %s: %s", options.scenario,
+                 ", ".join(f"{s.target_qps:g} QPS/{s.users} users" for s in self.steps))
 
     def tick(self):
         if self.steps is None:
             self._setup()
-        run_time = self.get_run_time()
+        run_time = self.last_run_time = self.get_run_time()
         step = step_at(self.steps, run_time)
-        if self.recorder.observe(self.runner, step, run_time):
-            row = self.recorder.rows[-1]
-            log.info("step %d: target %g QPS, achieved %.1f QPS, p99 %.0f ms, %d failures, generator CPU %.0f%%",
-                     row.step, row.target_qps, row.requests / max(row.seconds, 1e-9), row.p99_ms, row.failures,
-                     row.generator_cpu_percent)
-            if self.steps_csv:
-                write_steps(self.steps_csv, self.recorder.rows)
+        if step is not None and run_time >= step.start_s + step.warmup_s:
+            self.cpu[step.index] = max(self.cpu.get(step.index, 0.0), generator_cpu(self.runner))
+            if self.runner.user_count < step.users and step.index not in self.short:
+                self.short.add(step.index)   # its achieved QPS will be low for the generator's sake, not the service's
+                log.warning("step %d: only %d of %d users running after the %g s warm-up: raise --step-warmup",
+                            step.index, self.runner.user_count, step.users, step.warmup_s)
         if step is None:
-            return None
+            last = self.steps[-1]
+            if run_time >= last.end_s + DRAIN_S:
+                return None
+            step = last
+        # spawn rate = users per second: a step's new users all start within SPAWN_S, inside its warm-up
         return step.users, max(step.users, 1), [self.user_class]

@@ -1,7 +1,8 @@
 """Saturation report of a ramp run: `python -m loadtest.report --csv-prefix out/binary`.
 
-Reads `<prefix>_steps.csv` (per-step numbers recorded by the ramp shape from Locust's statistics) and Locust's
-`<prefix>_stats_history.csv`, and writes `<prefix>_report.md`, `<prefix>_report.json` and `<prefix>_report.png`.
+Reads `<prefix>_steps.csv` (per-step numbers: Locust's final statistics of the requests named after each step's
+measurement window, merged across workers; see loadtest/_ramp.py) and Locust's `<prefix>_stats_history.csv`, and
+writes `<prefix>_report.md`, `<prefix>_report.json` and `<prefix>_report.png`.
 
 A step meets the SLO when achieved QPS >= 95% of target, P99 < 50 ms and no request failed. The saturation point is
 the highest step that meets it. Exit status: 0 the SLO held up to --require-qps (default: the ramp's last target);

@@ -1,5 +1,5 @@
-"""The saturation report's arithmetic on hand-made CSVs, the ramp plan, and the per-step recorder on Locust's real
-statistics objects."""
+"""The saturation report's arithmetic on hand-made CSVs, the ramp plan, the step names requests get, and the per-step
+rows built from Locust's real statistics objects merged across workers."""
 from __future__ import annotations
 
 import csv
@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from loadtest import report
-from loadtest._ramp import STEP_COLUMNS, StepStats, plan_steps, read_steps, step_at, write_steps
+from loadtest._ramp import (STEP_COLUMNS, RampClock, StepStats, plan_steps, read_steps, request_name, step_at,
+                            write_steps)
 
 from .conftest import REPO
 
@@ -47,11 +48,27 @@ def test_plan_rounds_each_target_up_to_whole_users_and_lays_steps_end_to_end():
     assert step_at(steps, 0).index == 0 and step_at(steps, 299.9).index == 9 and step_at(steps, 300) is None
 
 
-@pytest.mark.parametrize("bad", [dict(start_qps=0), dict(stop_qps=10), dict(user_rate=0), dict(warmup_s=29)])
+@pytest.mark.parametrize("bad", [dict(start_qps=0), dict(stop_qps=10), dict(user_rate=0), dict(warmup_s=29),
+                                 dict(warmup_s=1)])   # 1 s: a step's users may not all run yet (tick + spawn)
 def test_plan_rejects_impossible_ramps(bad):
     args = dict(start_qps=50, stop_qps=500, step_qps=50, step_s=30, user_rate=10, warmup_s=5) | bad
     with pytest.raises(ValueError):
         plan_steps(**args)
+
+
+def test_requests_are_named_after_the_step_they_are_sent_in():
+    steps = plan_steps(50, 100, 50, 30, 10, 5)
+    names = {t: request_name("resident 64x4096x64", steps, t) for t in (0, 4.99, 5, 29.99, 30, 35, 59.99, 60, 61)}
+    assert names == {0: "resident 64x4096x64 step 00 warmup", 4.99: "resident 64x4096x64 step 00 warmup",
+                     5: "resident 64x4096x64 step 00 @50qps", 29.99: "resident 64x4096x64 step 00 @50qps",
+                     30: "resident 64x4096x64 step 01 warmup", 35: "resident 64x4096x64 step 01 @100qps",
+                     59.99: "resident 64x4096x64 step 01 @100qps", 60: "resident 64x4096x64 drain",
+                     61: "resident 64x4096x64 drain"}
+    assert steps[1].label == "step 01 @100qps" and steps[1].measured_s == 25
+    clock = RampClock()
+    assert clock.name("x") == "x drain"          # before test_start: never counted in a step
+    clock.start(steps)
+    assert clock.name("x") == "x step 00 warmup" and clock.started_unix > 1.7e9
 
 
 def test_steps_csv_round_trips():
@@ -111,16 +128,16 @@ def test_a_step_without_requests_misses_and_reports_nulls(tmp_path):
     assert data["steps"][0]["p99_ms"] is None and data["saturation_qps"] is None
 
 
-def test_recorder_turns_locust_stats_into_exact_per_step_numbers():
-    """Locust monkey-patches the process (gevent) on import, so the recorder runs against Locust's real statistics
+def test_step_rows_are_exact_from_locust_stats_merged_across_workers():
+    """Locust monkey-patches the process (gevent) on import, so the rows are built from Locust's real statistics
     objects in a child process."""
-    result = subprocess.run([sys.executable, str(Path(__file__).with_name("locust_recorder_check.py"))],
+    result = subprocess.run([sys.executable, str(Path(__file__).with_name("locust_step_rows_check.py"))],
                             capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip().endswith("recorder checks passed")
+    assert result.stdout.strip().endswith("step rows checks passed")
 
 
-def test_recorder_reads_worker_cpu_in_distributed_mode():
+def test_generator_cpu_is_the_busiest_process_in_distributed_mode():
     from loadtest._ramp import generator_cpu
     runner = SimpleNamespace(current_cpu_usage=10.0, clients={"a": SimpleNamespace(cpu_usage=30),
                                                               "b": SimpleNamespace(cpu_usage=95)})
