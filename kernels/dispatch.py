@@ -9,6 +9,11 @@ Guards per call: a variant that raises (or fails its launch) is quarantined for 
 cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quarantines a variant that disagrees
 (`canary_mismatch`), returning cuBLAS's result. Later calls of a quarantined variant say `quarantined`.
 
+A tuned cuBLASLt entry ({"kind": "lt_algo", "algo_index": i}) runs algorithm i of the shape's heuristic list as the
+tuner timed it: the top-32 list for LT_ALIGN_BYTES-aligned operands. Its index is checked against that list when the
+shape is decided (out of range: quarantined for that shape, `kernel_error`), and a call whose pointers are not that
+aligned runs on cuBLAS (`unaligned`): for it the same index would name another algorithm, or none.
+
 Everything device-specific comes in through the constructor (kernel loader, shape rule, arm factory, tables), so the
 logic runs on the CPU with small launchers that compute with torch. docs/dispatch.md has the details.
 """
@@ -32,6 +37,7 @@ FALLBACK_REASONS = ("no_tuned_kernel", "unaligned", "kernel_error", "quarantined
 B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's current stream
+LT_ALIGN_BYTES = 256  # operand alignment a tuned cuBLASLt index refers to (the tuner's: tuner/lt_arms.py)
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class Selection:
     config: Any = None          # the KernelConfig when a built variant runs; arm options for a tuned arm
     padded: tuple[int, int, int] | None = None  # the shape actually computed when operands are zero-padded
     guarded: bool = False       # tuned choices (variants, cuBLASLt arms): errors and the canary fall back to cuBLAS
+    align: int = 0              # pointer alignment (bytes) the choice needs; other calls run on cuBLAS (`unaligned`)
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,23 @@ def _default_arm_factory(kernel: str, options: dict):
     return CublasArm(kind, options.get("algo_index", 0))
 
 
+def _lt_algo_index(options: dict | None) -> int | None:
+    """The heuristic-list index a cublaslt entry runs (kind lt_algo, as _default_arm_factory reads it), else None."""
+    options = options or {}
+    kind = options.get("kind", "lt_algo" if "algo_index" in options else "lt_heuristic")
+    return int(options.get("algo_index", 0)) if kind == "lt_algo" else None
+
+
+def _default_lt_algo_count(device_index: int | None) -> Callable[[int, int, int, str, str], int]:
+    """Length of the heuristic list CublasArm("lt_algo", i) indexes for LT_ALIGN_BYTES-aligned operands."""
+    def count(m: int, n: int, k: int, b_layout: str, acc: str) -> int:
+        from kernels.cublas import DEFAULT_TOP_N, lt_algorithms
+
+        return len(lt_algorithms(m, n, k, b_layout, acc, DEFAULT_TOP_N, device=device_index,
+                                 align_bytes=LT_ALIGN_BYTES))
+    return count
+
+
 def _default_loader(cfg):
     from kernels import runtime
 
@@ -118,6 +142,8 @@ class Dispatcher:
                  load_kernel: Callable[[Any], Launcher] | None = None,
                  supports: Callable[[Any, int, int, int], bool] | None = None,
                  arm_factory: Callable[[str, dict], Any] | None = None,
+                 lt_algo_count: Callable[[int, int, int, str, str], int] | None = None,
+                 lt_align_bytes: int = LT_ALIGN_BYTES,
                  not_built_errors: tuple[type, ...] | None = None,
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
                  pad_budget_bytes: int = 512 << 20, canary_rate: float = 0.0,
@@ -133,6 +159,12 @@ class Dispatcher:
         self._load_kernel = load_kernel or _default_loader
         self._supports = supports or _default_supports
         self._arm_factory = arm_factory or _default_arm_factory
+        # lt_algo_count(m, n, k, b_layout, acc): the heuristic list's length, to check a tuned index against (with
+        # the real cuBLAS arms by default; with a custom arm_factory only if given)
+        if lt_algo_count is None and arm_factory is None and backend == "gpu":
+            lt_algo_count = _default_lt_algo_count(getattr(device, "index", None))
+        self._lt_algo_count = lt_algo_count
+        self.lt_align_bytes = lt_align_bytes
         self._not_built = not_built_errors
         self._rng = (rng or random.Random()).random
         self.canary_rate = canary_rate
@@ -248,8 +280,14 @@ class Dispatcher:
         if name in ("cublas", "cublaslt"):
             if padded_lookup:  # cuBLAS handles any shape: padding for it only costs copies
                 return None, None
+            index = _lt_algo_index(config) if name == "cublaslt" else None
+            if index is not None:
+                why = self._lt_index_problem(index, shape, b_layout, acc)
+                if why is not None:
+                    return None, why
             run = _bind_arm(self._arm(name, config), b_layout, acc)
-            return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas"), None
+            return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas",
+                             align=self.lt_align_bytes if index is not None else 0), None
         m, n, k = shape
         if target is None and not self._supports(config, m, n, k):
             if self.pad:  # the same variant on the smallest padded shape it supports
@@ -270,6 +308,25 @@ class Dispatcher:
         if target is not None:
             run = PaddedLauncher(run, shape, target, b_layout, self._pool())
         return Selection(name, None, run, config=config, padded=target, guarded=True), None
+
+    def _lt_index_problem(self, index: int, shape, b_layout: str, acc: str) -> str | None:
+        """None if cuBLASLt's heuristic list for this shape has entry `index` (as when it was tuned); else the
+        fallback reason, with that index quarantined for this shape (the table may come from another cuBLAS)."""
+        if self._lt_algo_count is None:
+            return None
+        m, n, k = shape
+        key = f"cublaslt[{index}]@{m}x{n}x{k}/{b_layout}/{acc}"
+        if key in self._quarantine:
+            return "quarantined"
+        try:
+            count = self._lt_algo_count(m, n, k, b_layout, acc)
+            detail = f"algo_index {index} outside the heuristic list of {count}"
+        except Exception as error:  # no heuristic list here: the tuned index means nothing
+            count, detail = 0, f"heuristic list unavailable: {error!r}"
+        if index < count:
+            return None
+        self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
+        return "kernel_error"
 
     def _not_built_exceptions(self) -> tuple[type, ...]:
         if self._not_built is None:
@@ -329,6 +386,10 @@ class Dispatcher:
         if not sel.guarded:  # the cuBLAS fallback / the CPU: nothing left to fall back to
             sel.run(a, b, out)
             return out, sel
+        if sel.align and (a.data_ptr() | b.data_ptr() | out.data_ptr()) % sel.align:
+            fallback = self._cublas(b_layout, acc, "unaligned")  # a tuned cuBLASLt index assumes aligned pointers
+            fallback.run(a, b, out)
+            return out, fallback
         try:
             sel.run(a, b, out)
         except Exception as error:

@@ -16,6 +16,8 @@ TABLES_DIR = Path(__file__).resolve().parent / "tables"
 ARM_KERNELS = ("cublas", "cublaslt")  # table entries that choose a cuBLAS arm instead of a built variant
 ARM_OPTIONS = {"cublas": {"kind"}, "cublaslt": {"kind", "algo_index"}}
 ARM_KINDS = {"cublas": ("gemmex", "gemmex_tn", "gemmex_nn"), "cublaslt": ("lt_heuristic", "lt_algo", "lt_implicit")}
+LT_TOP_N = 32  # a cublaslt algo_index is a rank in the top-32 heuristic list (kernels.cublas.DEFAULT_TOP_N) for
+#                256-byte-aligned operands: the tuner's timing assumption, matched by the dispatcher (docs/dispatch.md)
 B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 KNOBS = ("raster", "swizzle", "splits")
@@ -169,8 +171,10 @@ def _check_arm_options(kernel: str, options: Any, where: _Where) -> dict:
     if "kind" in options and options["kind"] not in ARM_KINDS[kernel]:
         raise where.error("config.kind", f"must be one of {ARM_KINDS[kernel]}, got {options['kind']!r}")
     index = options.get("algo_index", 0)
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        raise where.error("config.algo_index", f"must be a non-negative integer, got {index!r}")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < LT_TOP_N:
+        raise where.error("config.algo_index", f"must be an integer in [0, {LT_TOP_N}), got {index!r}")
+    if "algo_index" in options and options.get("kind", "lt_algo") != "lt_algo":
+        raise where.error("config.algo_index", f"only kind 'lt_algo' takes an algo_index, not {options['kind']!r}")
     return dict(options)
 
 

@@ -1,4 +1,6 @@
-"""An arm of the search = one compiled variant (KernelConfig) + its runtime knobs (raster, swizzle, splits).
+"""An arm of the search = one compiled variant (KernelConfig) + its runtime knobs (raster, swizzle, splits), or one
+cuBLASLt algorithm of the shape's heuristic list (`algo` = its rank; family "cublaslt", nothing to compile: see
+tuner/lt_arms.py).
 
 Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment + knobs) so
 that the agent, the features and the synthetic environment never need the kernel library; `from_kernel_space`
@@ -8,7 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment")
+FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment", "algo")
 KNOBS = ("raster", "swizzle", "splits")
 
 
@@ -27,9 +29,12 @@ class Arm:
     raster: int = 0
     swizzle: int = 0
     splits: int = 0
+    algo: int = -1  # cuBLASLt arms: rank in the shape's heuristic list; -1 for built variants
 
     @property
     def name(self) -> str:
+        if self.algo >= 0:
+            return f"{self.config}/a{self.algo}"
         return f"{self.config}/r{self.raster}w{self.swizzle}s{self.splits}"
 
     @property

@@ -6,6 +6,10 @@ action (arm):   one-hot of every factor (family, tile M/N/K, cluster, schedule, 
 shape × arm:    what GEMM performance actually depends on — tile utilisation along M, N, K (padding waste), waves per
                 SM and wave quantisation, K iterations per split, tile size against problem size.
 
+cuBLASLt arms (family "cublaslt"): only two one-hots, the family and the algorithm's rank in the heuristic list;
+their physical features are zero (cuBLASLt picks its own tiles), so the model learns per rank how its speedup varies
+with the shape.
+
 phi(shape, arm) = [onehots ⊗ z(shape), physical(shape, arm) ⊗ (1, log FLOP)], z = (1, log M, log N, log K, acc).
 One linear model over phi is shared by every shape, so what one shape teaches ("big tiles waste work on skinny M",
 "stream-K pays off when tiles < SMs") transfers to the next."""
@@ -15,11 +19,19 @@ import math
 import numpy as np
 
 from tuner.arms import FACTORS, KNOBS, Arm
+from tuner.lt_arms import is_lt
 
 SMS = 132  # H100/H200 SXM streaming multiprocessors
 N_Z = 5  # z(shape) = (1, log M, log N, log K, acc)
 N_PHYS = 8  # len(physical(...))
 LOG_SCALE = 14.0  # log2(16384): shape logs land in [0, 1]
+LT_FACTORS = ("family", "algo")  # the factors a cuBLASLt arm has
+VARIANT_FACTORS = tuple(f for f in FACTORS + KNOBS if f != "algo")  # those of a built variant
+
+
+def active_factors(arm: Arm) -> tuple[str, ...]:
+    """The factors that describe this arm (one-hot features)."""
+    return LT_FACTORS if is_lt(arm) else VARIANT_FACTORS
 
 
 def alignment_of(n: int, k: int) -> int:
@@ -42,6 +54,8 @@ def _util(x: int, tile: int) -> float:
 
 
 def physical(m: int, n: int, k: int, arm: Arm) -> np.ndarray:
+    if is_lt(arm):
+        return np.zeros(N_PHYS)
     tiles = math.ceil(m / arm.tile_m) * math.ceil(n / arm.tile_n)
     splits = max(1, arm.splits)
     work_units = tiles * splits
@@ -66,11 +80,13 @@ def physical_many(m: int, n: int, k: int, arms: list[Arm]) -> np.ndarray:
     waves = work / SMS
     wave_eff = work / (np.ceil(waves) * SMS)
     k_iters = np.maximum(1.0, k / (tk * splits))
-    return np.stack([
+    out = np.stack([
         np.log(m / (ctm * tm)), np.log(n / (ctn * tn)), np.log(k / (ctk * tk)), np.log(wave_eff),
         np.minimum(np.log2(waves), 6) / 6, np.minimum(np.log2(k_iters), 10) / 10, (waves < 1.0).astype(float),
         np.log2(tm * tn) / 16 * math.log2(m * n) / 28,
     ], axis=1)
+    out[[is_lt(a) for a in arms]] = 0.0
+    return out
 
 
 class FeatureMap:
@@ -79,7 +95,7 @@ class FeatureMap:
     def __init__(self, arms: list[Arm]):
         vocab = []
         for f in FACTORS + KNOBS:
-            for v in sorted({arm.factor(f) for arm in arms}, key=str):
+            for v in sorted({arm.factor(f) for arm in arms if f in active_factors(arm)}, key=str):
                 vocab.append((f, v))
         self.vocab = vocab
         self.index = {fv: i for i, fv in enumerate(vocab)}
@@ -105,7 +121,7 @@ class FeatureMap:
         if cached is not None:
             return cached
         h = np.zeros(self.n_onehot)
-        for f in FACTORS + KNOBS:
+        for f in active_factors(arm):
             i = self.index.get((f, arm.factor(f)))
             if i is not None:
                 h[i] = 1.0

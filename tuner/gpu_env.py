@@ -1,6 +1,10 @@
 """The search environment on a real GPU: the kernel library's variants as arms, built on demand in parallel
-batches, each arm checked for correctness then timed kernel-only (CUDA graph, operands beyond L2); the reward's
-reference is cuBLAS (the faster of GemmEx and the cuBLASLt heuristic in the same layout), timed the same way."""
+batches, plus the cuBLASLt algorithms of each shape's heuristic list (tuner/lt_arms.py; no build); each arm checked
+for correctness then timed kernel-only (CUDA graph, operands beyond L2); the reward's reference is cuBLAS (the faster
+of GemmEx and the cuBLASLt heuristic in the same layout), timed the same way on the same operands.
+
+The operands are fresh torch allocations (256-byte aligned), so an arm "cublaslt/a<i>" times algorithm i of the same
+heuristic list the dispatcher uses for aligned calls (LT_ALIGN_BYTES)."""
 from __future__ import annotations
 
 import statistics
@@ -10,6 +14,7 @@ from tuner.arms import Arm, from_kernel_space
 from tuner.correctness import check, reference
 from tuner.environment import Measurement
 from tuner.inputs import copies_needed, device_l2_bytes, make_operands
+from tuner.lt_arms import DEFAULT_LT_ARMS, LT, is_lt, lt_arms, lt_list_length
 from tuner.shapes import Shape
 from tuner.timing import GraphSampler
 
@@ -18,7 +23,10 @@ SAMPLES = 5
 
 class GpuEnv:
     def __init__(self, acc: str, b_layout: str, variant_set: str | None = "default", arch: str | None = None,
-                 jobs: int | None = None, samples: int = SAMPLES):
+                 jobs: int | None = None, samples: int = SAMPLES, lt_count: int = DEFAULT_LT_ARMS,
+                 lt_list=None):
+        """lt_count: cuBLASLt ranks explored per shape (0: none); lt_list: kernels.cublas.lt_algorithms or a stand-in
+        with its signature (tests)."""
         import torch
 
         from kernels import build
@@ -26,6 +34,10 @@ class GpuEnv:
         self.torch, self.buildlib = torch, build
         self.acc, self.b_layout, self.jobs, self.samples = acc, b_layout, jobs, samples
         self.arms, self.configs = from_kernel_space(acc, b_layout, variant_set, arch)
+        self.arms += lt_arms(lt_count)
+        self._lt_list = lt_list
+        self._lt_lengths: dict[Shape, int] = {}
+        self.lt_errors: dict[str, str] = {}  # "MxNxK" -> why the shape has no cuBLASLt arms
         self._built = {name for name, cfg in self.configs.items() if build.find_built(cfg) is not None}
         self.build_errors: dict[str, str] = {}
         self._shape, self._ops, self._ref = None, None, None
@@ -34,10 +46,11 @@ class GpuEnv:
 
     # --- building -----------------------------------------------------------------------------------------------
     def built(self) -> set[str]:
-        return set(self._built)
+        return self._built | {LT}  # cuBLASLt arms need no build
 
     def build(self, names) -> float:
-        todo = [self.configs[n] for n in names if n not in self._built and n not in self.build_errors]
+        todo = [self.configs[n] for n in names
+                if n in self.configs and n not in self._built and n not in self.build_errors]
         if not todo:
             return 0.0
         t0 = time.monotonic()
@@ -52,10 +65,22 @@ class GpuEnv:
         return spent
 
     # --- measuring ----------------------------------------------------------------------------------------------
+    def lt_length(self, shape: Shape) -> int:
+        """Length of the shape's cuBLASLt heuristic list (0, with the reason in lt_errors, if it cannot be had)."""
+        if shape not in self._lt_lengths:
+            try:
+                self._lt_lengths[shape] = lt_list_length(*shape, self.b_layout, self.acc, self._lt_list)
+            except Exception as exc:  # noqa: BLE001 - no cuBLASLt arms for this shape, the rest of the search goes on
+                self.lt_errors["x".join(map(str, shape))] = f"{type(exc).__name__}: {exc}"
+                self._lt_lengths[shape] = 0
+        return self._lt_lengths[shape]
+
     def candidates(self, shape: Shape) -> list[Arm]:
         from kernels import space
 
-        return [a for a in self.arms if space.supports(self.configs[a.config], *shape)]
+        variants = [a for a in self.arms if not is_lt(a) and space.supports(self.configs[a.config], *shape)]
+        lt = [a for a in self.arms if is_lt(a)]
+        return variants + ([a for a in lt if a.algo < self.lt_length(shape)] if lt else [])
 
     def _operands(self, shape: Shape):
         if self._shape != shape:
@@ -103,6 +128,8 @@ class GpuEnv:
 
         t0 = time.monotonic()
         ref_us = self.cublas_us(shape)
+        if is_lt(arm):
+            return self._measure_lt(shape, arm, ref_us, t0)
         if arm.config not in self._built:
             return Measurement(None, ref_us, 0.0, self.build_errors.get(arm.config, "not_built"))
         try:
@@ -111,4 +138,15 @@ class GpuEnv:
             return Measurement(None, ref_us, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
         knobs = arm.knobs
         us, error = self._time(lambda a, b, out: kernel(a, b, out, **knobs), shape)
+        return Measurement(us, ref_us, time.monotonic() - t0, error)
+
+    def _measure_lt(self, shape: Shape, arm: Arm, ref_us: float, t0: float) -> Measurement:
+        """Algorithm arm.algo of the shape's heuristic list: the launcher the dispatcher binds for a cublaslt entry."""
+        from kernels.cublas import CublasArm
+
+        try:
+            run = CublasArm("lt_algo", arm.algo).launcher(self.b_layout, self.acc)
+        except Exception as exc:  # noqa: BLE001
+            return Measurement(None, ref_us, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
+        us, error = self._time(run, shape)
         return Measurement(us, ref_us, time.monotonic() - t0, error)

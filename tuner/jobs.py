@@ -20,12 +20,13 @@ def make_env(spec: dict):
         if spec["env"] == "synthetic":
             from tuner.synthetic import SyntheticEnv
 
-            _ENVS[key] = SyntheticEnv(acc=spec["acc"], prebuilt=tuple(spec.get("prebuilt", ())))
+            _ENVS[key] = SyntheticEnv(acc=spec["acc"], prebuilt=tuple(spec.get("prebuilt", ())),
+                                      lt_count=spec.get("lt_arms", 0))
         elif spec["env"] == "gpu":
             from tuner.gpu_env import GpuEnv
 
             _ENVS[key] = GpuEnv(spec["acc"], spec["b_layout"], variant_set=spec.get("variant_set"),
-                                jobs=spec.get("build_jobs"))
+                                jobs=spec.get("build_jobs"), lt_count=spec.get("lt_arms", 0))
         else:
             raise ValueError(f"unknown env {spec['env']!r}")
     return _ENVS[key]

@@ -3,6 +3,8 @@
 `Predictor(m, n, k, b_layout, acc)` -> (KernelConfig, runtime knobs) or None — the Dispatcher's `predictor` hook
 (kernels.dispatch accepts a config or a (config, knobs) pair). It returns None, leaving the shape to cuBLAS, when the
 model does not expect the best built variant to beat cuBLAS by `min_speedup`, or when the kernel library is absent.
+cuBLASLt arms are never predicted: what rank i means is particular to each shape's heuristic list (a measured
+cuBLASLt choice reaches the dispatcher through the table instead).
 
   d = Dispatcher.default(predictor=Predictor.load("kernels/tables/sm90_f32.model.json"))
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from tuner.agent import Agent
 from tuner.arms import Arm
+from tuner.lt_arms import is_lt
 from tuner.shapes import Shape
 
 
@@ -27,7 +30,7 @@ class Predictor:
         self.built, self.min_speedup = built, min_speedup
 
     def predict_arm(self, m: int, n: int, k: int, b_layout: str, acc: str) -> tuple[Arm, float] | None:
-        candidates = [a for a in self.arms.get(f"{acc}/{b_layout}", []) if a.supports(m, n, k)]
+        candidates = [a for a in self.arms.get(f"{acc}/{b_layout}", []) if a.supports(m, n, k) and not is_lt(a)]
         arm, log_speedup = self.agent.best_predicted(m, n, k, acc, candidates, self.built)
         if arm is None or math.exp(log_speedup) < self.min_speedup:
             return None
@@ -72,9 +75,10 @@ def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True) ->
     rows = []
     for shape in shapes:
         candidates = env.candidates(shape)
-        arm, _ = agent.best_predicted(*shape, env.acc, candidates, env.built())
+        variants = [a for a in candidates if not is_lt(a)]  # what the predictor may return
+        arm, _ = agent.best_predicted(*shape, env.acc, variants, env.built())
         if arm is None:
-            arm, _ = agent.best_predicted(*shape, env.acc, candidates)
+            arm, _ = agent.best_predicted(*shape, env.acc, variants)
         got = env.measure(shape, arm) if arm.config in env.built() else None
         if got is None:
             env.build([arm.config])

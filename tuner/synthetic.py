@@ -5,7 +5,9 @@ quantisation, wave quantisation over 132 SMs, per-tile efficiency growing with t
 when there are fewer tiles than SMs, pingpong helping short K loops, clusters saving memory traffic on big shapes,
 raster order matching the aspect ratio, a memory-bound floor and a launch latency; plus a small deterministic
 per-(shape, arm) jitter (a hash, not a random generator) that no model can learn. cuBLAS is modelled as a fixed
-shape-dependent factor over the best arm (strong on big shapes, weaker on small ones)."""
+shape-dependent factor over the best arm (strong on big shapes, weaker on small ones); a cuBLASLt arm of rank r
+(`lt_count` > 0) as that reference times (0.985 + 0.005 r) with a ±2% jitter, so its top ranks sometimes beat it by a
+few percent, as on the H200."""
 from __future__ import annotations
 
 import hashlib
@@ -15,6 +17,7 @@ import math
 from tuner.arms import Arm
 from tuner.environment import Measurement
 from tuner.features import SMS
+from tuner.lt_arms import is_lt, lt_arms
 from tuner.shapes import Shape
 
 PEAK_SM90 = 900e12  # FLOP/s of the whole chip at full tile efficiency
@@ -94,8 +97,8 @@ class SyntheticEnv:
     `measure_seconds`; `prebuilt` are config names compiled from the start."""
 
     def __init__(self, arms: list[Arm] | None = None, acc: str = "f32", prebuilt=(), compile_seconds: float = 30.0,
-                 measure_seconds: float = 0.5, jitter: float = 0.015):
-        self.arms = arms if arms is not None else synthetic_arms()
+                 measure_seconds: float = 0.5, jitter: float = 0.015, lt_count: int = 0):
+        self.arms = (arms if arms is not None else synthetic_arms()) + lt_arms(lt_count)
         self.acc = acc
         self._built = set(prebuilt)
         self.compile_seconds, self.measure_seconds, self.jitter = compile_seconds, measure_seconds, jitter
@@ -106,25 +109,27 @@ class SyntheticEnv:
         return [a for a in self.arms if a.supports(*shape)]
 
     def built(self) -> set[str]:
-        return set(self._built)
+        return self._built | {a.config for a in self.arms if is_lt(a)}  # cuBLASLt arms need no build
 
     def build(self, configs) -> float:
-        missing = set(configs) - self._built
+        missing = set(configs) - self.built()
         self._built |= missing
         self.builds += len(missing)
         # parallel batch: the batch costs one compile per `jobs`-wide wave (8 jobs)
         return math.ceil(len(missing) / 8) * self.compile_seconds
 
     def true_us(self, shape: Shape, arm: Arm) -> float:
+        if is_lt(arm):
+            return self.cublas_us(shape) * (0.985 + 0.005 * arm.algo) * _jitter(shape, arm, 0.02)
         return synthetic_us(shape, arm, self.jitter)
 
     def cublas_us(self, shape: Shape) -> float:
         if shape not in self._cublas:
-            best = min(self.true_us(shape, a) for a in self.candidates(shape))
+            best = min(self.true_us(shape, a) for a in self.candidates(shape) if not is_lt(a))
             self._cublas[shape] = best * cublas_factor(shape)
         return self._cublas[shape]
 
     def measure(self, shape: Shape, arm: Arm) -> Measurement:
-        if arm.config not in self._built:
+        if arm.config not in self.built():
             return Measurement(None, self.cublas_us(shape), 0.0, "not_built")
         return Measurement(self.true_us(shape, arm), self.cublas_us(shape), self.measure_seconds)

@@ -20,6 +20,7 @@ from pathlib import Path
 from tuner.agent import Agent, AgentParams, reward_of
 from tuner.arms import Arm
 from tuner.features import FeatureMap
+from tuner.lt_arms import DEFAULT_LT_ARMS, LT, LT_TOP_N, is_lt, lt_arms, lt_options
 from tuner.progress import Progress
 from tuner.shapes import parse_mnk, read_grid
 from tuner.store import ResultStore, shape_key
@@ -46,19 +47,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--holdout-fraction", type=float, default=0.0)
     p.add_argument("--min-speedup", type=float, default=1.0, help="below this the table keeps cuBLAS")
     p.add_argument("--limit", type=int, default=None, help="tune only the first N shapes of the grid")
+    p.add_argument("--lt-arms", type=int, default=DEFAULT_LT_ARMS,
+                   help=f"cuBLASLt heuristic ranks explored per shape (0..{LT_TOP_N}; 0: none)")
     p.add_argument("--seed", type=int, default=0)
     return p
 
 
 def candidate_arms(args) -> tuple[list[Arm], dict]:
+    """Every arm the model knows (built variants × knobs, and cuBLASLt ranks), and the variants' configs by name."""
     if args.env == "synthetic":
         from tuner.synthetic import synthetic_arms
 
-        return synthetic_arms(), {}
+        return synthetic_arms() + lt_arms(args.lt_arms), {}
     from tuner.arms import from_kernel_space
 
     arms, configs = from_kernel_space(args.acc, args.b_layout, None if args.variant_set == "all" else args.variant_set)
-    return arms, {name: cfg.to_dict() for name, cfg in configs.items()}
+    return arms + lt_arms(args.lt_arms), {name: cfg.to_dict() for name, cfg in configs.items()}
 
 
 def split_holdout(shapes: list, fraction: float, seed: int) -> tuple[list, list]:
@@ -81,16 +85,20 @@ def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float) 
 
     m, n, k = parse_mnk(record["mnk"])
     best = record["best"]
-    if best is None or best["speedup"] < min_speedup or best["arm"]["config"] not in configs:
+    arm = Arm.from_dict(best["arm"]) if best is not None else None
+    if arm is None or best["speedup"] < min_speedup or not (is_lt(arm) or arm.config in configs):
         kind = "gemmex_tn" if b_layout == "col" else "gemmex_nn"
         return entry(m, n, k, b_layout, "cublas", {"kind": kind}, {}, record["cublas_us"], record["cublas_us"])
-    arm = Arm.from_dict(best["arm"])
+    if is_lt(arm):  # cuBLASLt algorithm arm.algo of the shape's heuristic list (tuner/lt_arms.py)
+        return entry(m, n, k, b_layout, LT, lt_options(arm), {}, best["us"], record["cublas_us"])
     return entry(m, n, k, b_layout, arm.config, configs[arm.config], arm.knobs, best["us"], record["cublas_us"])
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.acc = ACC[args.acc]
+    if not 0 <= args.lt_arms <= LT_TOP_N:
+        raise SystemExit(f"--lt-arms must be in 0..{LT_TOP_N}, got {args.lt_arms}")
     from tuner import env_info
     from tuner.jobs import tune_job
     from tuner.predictor import Predictor
@@ -112,7 +120,7 @@ def main(argv=None) -> int:
           file=sys.stderr)
 
     env_spec = {"env": args.env, "acc": args.acc, "b_layout": args.b_layout, "build_jobs": args.build_jobs,
-                "variant_set": None if args.variant_set == "all" else args.variant_set}
+                "variant_set": None if args.variant_set == "all" else args.variant_set, "lt_arms": args.lt_arms}
     if args.ray_address:
         pool = RayPool(args.ray_address, tune_job)
     elif args.env == "synthetic" or len(visible_gpus(args.gpus)) <= 1:
@@ -172,7 +180,8 @@ def main(argv=None) -> int:
 
         meta = env_info.collect()
         meta.update(acc=args.acc, arch=meta["arch"] if meta["arch"] != "none" else "sm90",
-                    tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set})
+                    tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set,
+                           "lt_arms": args.lt_arms})
         path = table_path(tables_dir, meta["arch"], args.acc)
         new = [table_entry(r, configs, args.b_layout, args.min_speedup) for r in done.values()]
         old = read_table(path)["entries"] if path.exists() else []

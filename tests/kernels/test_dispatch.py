@@ -105,6 +105,7 @@ def entry(cfg: KernelConfig, m: int, n: int, k: int, **runtime) -> dict:
 def make(tables=(), modes=None, failing_arms=(), **kwargs):
     loader, arms = FakeLoader(modes), Arms(failing_arms)
     by_acc = {t.acc: t for t in tables}
+    kwargs.setdefault("lt_align_bytes", 64)  # torch's CPU allocations are 64-byte aligned (CUDA ones 256+)
     d = Dispatcher(tables=by_acc, load_kernel=loader, arm_factory=arms, arch="sm90", **kwargs)
     return d, loader, arms
 
@@ -171,6 +172,116 @@ def test_failing_tuned_cublaslt_arm_falls_back_to_gemmex_and_is_quarantined():
     assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
     assert d.quarantined() == {"cublaslt": "kernel_error"}
     assert run_checked(d, 64, 64, 64).fallback == "quarantined"
+
+
+def lt_entry(m, n, k, b_layout, index):
+    """A tuned cuBLASLt choice as tuner.tune_cli writes it."""
+    return {"m": m, "n": n, "k": k, "b_layout": b_layout, "kernel": "cublaslt",
+            "config": {"kind": "lt_algo", "algo_index": index}, "runtime": {"raster": 0, "swizzle": 0, "splits": 0},
+            "us": 9.65, "cublas_us": 10.4}
+
+
+def misaligned(m, n, k, b_layout="row"):
+    """Operands whose A starts 2 bytes into its storage (valid, contiguous, fp16-aligned only)."""
+    a, b = operands(m, n, k, b_layout)
+    storage = torch.empty(m * k + 1, dtype=torch.float16)
+    shifted = storage[1:].view(m, k)
+    shifted.copy_(a)
+    return shifted, b
+
+
+def test_tuned_cublaslt_entry_binds_lt_algo_with_its_index_when_the_heuristic_list_has_it():
+    counts = []
+    d, _, arms = make([table("f32", lt_entry(8192, 512, 512, "col", 5))],
+                      lt_algo_count=lambda *shape: counts.append(shape) or 12)
+    sel = run_checked(d, 8192, 512, 512, "col")
+    assert (sel.kernel, sel.fallback, sel.guarded) == ("cublaslt", None, True)
+    assert sel.config == {"kind": "lt_algo", "algo_index": 5} and sel.align == 64
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=5) == 1 and arms.calls() == 0
+    assert counts == [(8192, 512, 512, "col", "f32")]  # checked once, when the shape was decided
+    run_checked(d, 8192, 512, 512, "col", seed=1)
+    assert counts == [(8192, 512, 512, "col", "f32")] and arms.calls("cublaslt", kind="lt_algo", algo_index=5) == 2
+
+
+def test_cublaslt_index_outside_the_heuristic_list_falls_back_for_that_shape_only():
+    t = table("f32", lt_entry(64, 64, 64, "row", 9), lt_entry(64, 128, 64, "row", 2))
+    d, _, arms = make([t], lt_algo_count=lambda m, n, k, b_layout, acc: 4)
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
+    assert d.quarantined() == {"cublaslt[9]@64x64x64/row/f32": "kernel_error"}
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=9) == 0
+    assert run_checked(d, 64, 128, 64).kernel == "cublaslt"  # other shapes keep their tuned cuBLASLt choice
+    d.clear_cache()
+    assert d.select(64, 64, 64).fallback == "quarantined"
+
+
+def test_cublaslt_entry_without_a_heuristic_list_falls_back_with_kernel_error():
+    def no_list(*shape):
+        raise RuntimeError("cuBLASLt plan (descriptors + heuristic) failed with status 7")
+
+    events = []
+    d, _, arms = make([table("f32", lt_entry(64, 64, 64, "row", 0))], lt_algo_count=no_list, on_event=events.append)
+    assert run_checked(d, 64, 64, 64).fallback == "kernel_error"
+    assert d.quarantined() == {"cublaslt[0]@64x64x64/row/f32": "kernel_error"}
+    assert [(e.kind, e.reason) for e in events] == [("quarantine", "kernel_error")]
+    assert "heuristic list unavailable" in events[0].detail and "status 7" in events[0].detail
+    assert arms.calls() == 1 and arms.calls("cublaslt", kind="lt_algo", algo_index=0) == 0
+
+
+def test_cublaslt_choice_runs_on_cublas_for_pointers_it_was_not_tuned_for():
+    d, _, arms = make([table("f32", lt_entry(64, 64, 64, "row", 3))], lt_algo_count=lambda *shape: 32)
+    a, b = misaligned(64, 64, 64)
+    out, sel = d.run(a, b, "row", "f32", out=poisoned(64, 64))
+    assert (sel.kernel, sel.fallback) == ("cublas", "unaligned")
+    assert rel_err(out, a, b, "row") < 1e-2
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=3) == 0 and d.quarantined() == {}
+    assert run_checked(d, 64, 64, 64).kernel == "cublaslt"  # aligned calls still run the tuned algorithm
+
+
+def test_variants_have_no_pointer_alignment_guard():
+    d, loader, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
+    a, b = misaligned(64, 64, 64)
+    out, sel = d.run(a, b, "row", "f32", out=poisoned(64, 64))
+    assert (sel.kernel, sel.align) == (SM90_ROW.name, 0) and rel_err(out, a, b, "row") < 1e-2
+
+
+def test_default_arm_factory_and_heuristic_list_match_what_the_tuner_timed(monkeypatch):
+    import kernels.cublas as cublas
+    from kernels.dispatch import LT_ALIGN_BYTES, _default_arm_factory
+
+    arm = _default_arm_factory("cublaslt", {"kind": "lt_algo", "algo_index": 5})
+    assert (arm.kind, arm.algo_index, arm.top_n) == ("lt_algo", 5, cublas.DEFAULT_TOP_N)
+    seen = []
+    monkeypatch.setattr(cublas, "lt_algorithms", lambda *args, **kw: seen.append((args, kw)) or [0] * 7)
+    t = table("f32", lt_entry(64, 64, 64, "col", 6), lt_entry(64, 128, 64, "col", 7))
+    d = Dispatcher(tables={"f32": t}, arch="sm90", device=torch.device("cuda", 0))  # real arm factory: no launch
+    assert d.select(64, 64, 64, "col").kernel == "cublaslt"
+    assert d.select(64, 128, 64, "col").fallback == "kernel_error"  # index 7 of a list of 7
+    assert seen[0] == ((64, 64, 64, "col", "f32", cublas.DEFAULT_TOP_N), {"device": 0, "align_bytes": LT_ALIGN_BYTES})
+
+
+@pytest.mark.gpu
+def test_gpu_tuned_cublaslt_entry_runs_its_algorithm_and_guards_alignment_and_range():
+    from kernels.cublas import lt_algorithms
+
+    m, n, k = 256, 512, 1024
+    count = len(lt_algorithms(m, n, k, "col", "f32"))
+    t = table("f32", lt_entry(m, n, k, "col", count - 1), lt_entry(128, 128, 128, "col", 31))
+    d = Dispatcher.default(tables={"f32": t}, canary_rate=1.0)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, k, generator=g, device="cuda", dtype=torch.float16)
+    ref = a.double() @ b.double().t()
+    out, sel = d.run(a, b, "col", "f32", out=torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16))
+    assert (sel.kernel, sel.fallback, sel.config["algo_index"]) == ("cublaslt", None, count - 1)
+    assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3 and d.quarantined() == {}
+    shifted = torch.empty(m * k + 8, device="cuda", dtype=torch.float16)[8:].view(m, k)  # 16-byte aligned only
+    shifted.copy_(a)
+    out, sel = d.run(shifted, b, "col", "f32")
+    assert (sel.kernel, sel.fallback) == ("cublas", "unaligned")
+    assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3
+    if len(lt_algorithms(128, 128, 128, "col", "f32")) <= 31:
+        assert d.select(128, 128, 128, "col", "f32").fallback == "kernel_error"
 
 
 def test_predictor_fills_shapes_the_table_lacks():

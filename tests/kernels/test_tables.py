@@ -97,6 +97,9 @@ BAD = [
     ("arm option", lambda d: d["entries"][1]["config"].update(tile=3), r"entries\[1\]\.config"),
     ("arm kind", lambda d: d["entries"][1]["config"].update(kind="gemmex"), r"config\.kind"),
     ("algo index", lambda d: d["entries"][1]["config"].update(algo_index=-2), r"config\.algo_index"),
+    ("algo index past the list", lambda d: d["entries"][1]["config"].update(algo_index=32), r"in \[0, 32\)"),
+    ("algo index of another kind", lambda d: d["entries"][1]["config"].update(kind="lt_heuristic"),
+     r"config\.algo_index: only kind 'lt_algo'"),
     ("us", lambda d: d["entries"][0].update(us=0), r"entries\[0\]\.us"),
     ("cublas_us", lambda d: d["entries"][0].update(cublas_us="fast"), r"entries\[0\]\.cublas_us"),
 ]
@@ -130,3 +133,21 @@ def test_broken_table_stops_loading_for_that_arch(tmp_path):
 
 def test_from_dict_without_file():
     assert len(TunedTable.from_dict(good())) == 3
+
+
+def test_tuned_cublaslt_entry_round_trips_and_the_dispatcher_binds_its_index(tmp_path):
+    lt = {"m": 8192, "n": 512, "k": 512, "b_layout": "col", "kernel": "cublaslt",
+          "config": {"kind": "lt_algo", "algo_index": 31}, "runtime": {"raster": 0, "swizzle": 0, "splits": 0},
+          "us": 9.65, "cublas_us": 10.4}
+    data = good()
+    data["entries"].append(lt)
+    dump_table(data["meta"], data["entries"], tmp_path / "sm90_f32.json")
+    entry = load_table(tmp_path / "sm90_f32.json").lookup(8192, 512, 512, "col")
+    assert (entry.kernel, entry.config, entry.runtime, entry.us) == ("cublaslt", lt["config"], lt["runtime"], 9.65)
+    made = []
+    d = Dispatcher(tables=load_tables("sm90", tmp_path), load_kernel=lambda cfg: None,
+                   arm_factory=lambda name, options: made.append((name, options)) or (lambda a, b, out, **kw: out),
+                   lt_algo_count=lambda *shape: 32)
+    sel = d.select(8192, 512, 512, "col")
+    assert (sel.kernel, sel.fallback, sel.config) == ("cublaslt", None, lt["config"])
+    assert made == [("cublaslt", {"kind": "lt_algo", "algo_index": 31})]
