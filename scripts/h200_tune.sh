@@ -25,12 +25,14 @@ for area in kernels tuner service; do
   say "gpu tests $area: $(tail -1 $W/logs/test_$area.log)"
   grep -E "^(FAILED|ERROR)" $W/logs/test_$area.log | head -5 | tee -a "$OUT/summary.txt"
 done
-say "== host overhead t=$(el)"
-timeout 60 python3 -m kernels.overhead > $W/logs/overhead.log 2>&1; tail -8 $W/logs/overhead.log | tee -a "$OUT/summary.txt"
+if [ "${SKIP_OVERHEAD:-0}" != 1 ]; then
+  say "== host overhead t=$(el)"
+  timeout 60 python3 -m kernels.overhead > $W/logs/overhead.log 2>&1; tail -8 $W/logs/overhead.log | tee -a "$OUT/summary.txt"
+fi
 say "== tune grid_sample_120 (fp32, col) t=$(el)"
 timeout ${TUNE_TIMEOUT:-170} python3 -m tuner.tune --env gpu --grid tuner/grids/grid_sample_120.txt --acc fp32 \
   --b-layout col --variant-set default --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.6} \
-  --state-dir $W/results/tune --tables-dir kernels/tables --holdout-fraction 0.15 > $W/logs/tune.log 2>&1
+  --state-dir $W/results/tune --tables-dir kernels/tables --holdout-fraction 0.15 --min-speedup ${TUNE_MIN_SPEEDUP:-1.0} > $W/logs/tune.log 2>&1
 tail -12 $W/logs/tune.log | tee -a "$OUT/summary.txt"
 cp -r kernels/tables $W/results/ 2>/dev/null
 say "== eval eval_sample (fp32, col, both timings) t=$(el)"
