@@ -20,8 +20,9 @@ from pydantic.json_schema import models_json_schema
 
 from . import codec
 from .backends import Backend
-from .batcher import Closed, QueueFull, RequestTimeout
-from .errors import ApiError, bad_request, invalid, too_large
+from .errors import ApiError, bad_request, invalid
+from .handling import read_body, require_ready, submit
+from .hot_path import BinaryHgemm, HgemmApp
 from .auth import BearerAuthMiddleware
 from .metrics import RequestMetricsMiddleware, fallback_reasons
 from .schemas import HgemmRequest, HgemmResponse, OperandCreate, OperandInfo, OperandList
@@ -56,7 +57,7 @@ def _body(model) -> dict:
         JSON: {"schema": _ref(model)}, BINARY: {"schema": {"type": "string", "format": "binary"}}}}}
 
 
-def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, backend: Backend | None = None) -> HgemmApp:
     settings = settings or Settings()
     state = ServiceState(settings, backend)
 
@@ -68,9 +69,10 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         finally:
             await state.stop()
 
-    app = FastAPI(title="tuned HGEMM", version="0.1.0", lifespan=lifespan,
+    app = HgemmApp(title="tuned HGEMM", version="0.1.0", lifespan=lifespan,
                   description="fp16 GEMM (C = A @ B or A @ Bᵀ) on tuned CUDA kernels, cuBLAS, or the CPU.")
     app.state.hgemm = state
+    app.binary_hgemm = BinaryHgemm(state)  # binary POST /v1/hgemm: the raw ASGI hot path, ahead of FastAPI
     app.add_middleware(BearerAuthMiddleware, keys=settings.api_key_list, metrics=state.metrics)
     app.add_middleware(RequestMetricsMiddleware, metrics=state.metrics, routes=lambda: app.routes)  # outermost: it also counts the 401s
     _install_error_handlers(app, state)
@@ -82,14 +84,16 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         """C = A @ B. JSON: an HgemmRequest. Binary (application/octet-stream): A's bytes then B's (omitted with a
         resident operand), little-endian float16 row-major; m, n, k, b_layout, acc, operand in the query or X-* headers;
         the answer is C's raw bytes with X-M, X-N, X-Kernel, X-Fallback headers."""
+        # The binary requests normally never get here: hot_path.BinaryHgemm answers them first. This branch is the
+        # reference it is tested against (tests/service/test_hot_path.py), and serves when app.binary_hgemm is None.
         kind = _content_type(request)
-        _require_ready(state)
+        require_ready(state)
         if kind == BINARY:
             params = codec.binary_params(request.query_params, _x_headers(request))
             plan = codec.binary_plan(params, state.registry, settings.max_elements)
             body = await _read_body(request, settings.max_body_bytes, plan.body_bytes, plan.describe())
             job = codec.job_from_binary(body, plan, params.acc)
-            result = await _submit(state, job)
+            result = await submit(state, job)
             # a memoryview of C: starlette sends contiguous buffers as they are, without another copy
             return Response(memoryview(np.ascontiguousarray(result.c)), media_type=BINARY,
                             headers=codec.binary_headers(result, params.acc))
@@ -97,7 +101,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         large = len(body) > OFF_LOOP_BYTES
         parsed = await _maybe_off_loop(large, _parse, HgemmRequest, body)
         job, encoding = await _maybe_off_loop(large, codec.job_from_json, parsed, state.registry, settings.max_elements)
-        result = await _submit(state, job)
+        result = await submit(state, job)
         acc = codec.ACCUMULATORS[parsed.acc]
         content = await _maybe_off_loop(large, lambda: orjson.dumps(codec.result_to_json(result, acc, encoding),
                                                                     option=orjson.OPT_SERIALIZE_NUMPY))
@@ -111,7 +115,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         """Keep a B resident (GPU memory on the GPU backend). JSON: an OperandCreate; binary: B's bytes with k, n,
         b_layout (row: K×N, col: N×K) and an optional name in the query or X-* headers. 507 when over budget."""
         kind = _content_type(request)
-        _require_ready(state)
+        require_ready(state)
         if kind == BINARY:
             params = codec.binary_params({k: v for k, v in request.query_params.items() if k != "m"},
                                          _x_headers(request))
@@ -202,36 +206,8 @@ def _x_headers(request: Request) -> dict[str, str]:
             for name, value in request.scope["headers"] if name[:2].lower() == b"x-"}
 
 
-def _require_ready(state: ServiceState) -> None:
-    if not state.ready:
-        raise ApiError(503, f"not ready: {state.not_ready_reason}", reason=None, headers={"Retry-After": "1"})
-
-
 async def _read_body(request: Request, limit: int, expected: int | None = None, need: str = "") -> bytearray:
-    """Refuse an oversized body from its Content-Length before reading it, and count while streaming regardless."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            size = int(declared)
-        except ValueError:
-            raise bad_request(f"Content-Length {declared!r} is not an integer") from None
-        if size > limit:
-            raise too_large(f"body of {size} bytes exceeds the limit of {limit} (HGEMM_MAX_BODY_BYTES)")
-        if expected is not None and size != expected:
-            raise bad_request(f"body has {size} bytes but {need}")
-    if expected is not None and expected > limit:
-        raise too_large(f"the given shapes need a body of {expected} bytes; the limit is {limit} (HGEMM_MAX_BODY_BYTES)")
-    cap = limit if expected is None else expected
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > cap:
-            if expected is None:
-                raise too_large(f"body exceeds the limit of {limit} bytes (HGEMM_MAX_BODY_BYTES)")
-            raise bad_request(f"body has more than {expected} bytes but {need}")
-    if expected is not None and len(body) != expected:
-        raise bad_request(f"body has {len(body)} bytes but {need}")
-    return body
+    return await read_body(request.headers.get("content-length"), request.receive, limit, expected, need)
 
 
 def _parse(model, body: bytes):
@@ -249,20 +225,6 @@ async def _maybe_off_loop(off_loop: bool, fn, *args):
     return await asyncio.to_thread(fn, *args) if off_loop else fn(*args)
 
 
-async def _submit(state: ServiceState, job):
-    try:
-        result = await state.batcher.submit(job)
-    except QueueFull as error:
-        raise ApiError(503, f"{error}; retry later", reason="queue_full", headers={"Retry-After": "1"}) from None
-    except Closed as error:
-        raise ApiError(503, str(error), reason=None, headers={"Retry-After": "1"}) from None
-    except RequestTimeout as error:
-        raise ApiError(504, f"request timed out: {error} (HGEMM_REQUEST_TIMEOUT_S)", reason="timeout") from None
-    except Exception as error:  # the GEMM itself failed: a server fault, reported to this request only
-        raise ApiError(500, f"gemm failed: {type(error).__name__}: {error}", reason=None) from None
-    return result
-
-
 def _error_responses(*codes: int) -> dict:
     schema = {"type": "object", "properties": {"detail": {"type": "string"}}}
     return {code: {"description": "error", "content": {JSON: {"schema": schema}}} for code in codes}
@@ -272,12 +234,12 @@ def _install_error_handlers(app: FastAPI, state: ServiceState) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError):
         if error.reason:
-            state.metrics.rejected.labels(error.reason).inc()
+            state.metrics.child(state.metrics.rejected, error.reason).inc()
         return JSONResponse({"detail": error.message}, status_code=error.status, headers=error.headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, error: RequestValidationError):
-        state.metrics.rejected.labels("invalid").inc()
+        state.metrics.child(state.metrics.rejected, "invalid").inc()
         return await request_validation_exception_handler(request, error)
 
 

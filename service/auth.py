@@ -18,18 +18,29 @@ class BearerAuthMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or not self.keys or not scope["path"].startswith("/v1/"):
             return await self.app(scope, receive, send)
-        token = b""
-        for name, value in scope["headers"]:
-            if name == b"authorization":
-                scheme, _, token = value.partition(b" ")
-                if scheme.lower() != b"bearer":
-                    token = b""
-                break
-        if token and any(hmac.compare_digest(token.strip(), key) for key in self.keys):
+        if authorized(self.keys, scope["headers"]):
             return await self.app(scope, receive, send)
-        self.metrics.rejected.labels("unauthorized").inc()
-        body = orjson.dumps({"detail": MESSAGE.decode()})
-        await send({"type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await send_unauthorized(self.metrics, send)
+
+
+def authorized(keys: list[bytes], headers) -> bool:
+    """True without keys, or with `Authorization: Bearer <one of keys>` among the raw ASGI headers."""
+    if not keys:
+        return True
+    token = b""
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, token = value.partition(b" ")
+            if scheme.lower() != b"bearer":
+                token = b""
+            break
+    return bool(token) and any(hmac.compare_digest(token.strip(), key) for key in keys)
+
+
+async def send_unauthorized(metrics, send) -> None:
+    metrics.child(metrics.rejected, "unauthorized").inc()
+    body = orjson.dumps({"detail": MESSAGE.decode()})
+    await send({"type": "http.response.start", "status": 401,
+                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -32,11 +32,16 @@ class BatchObserver(Protocol):
     def on_batch(self, size: int, queue_waits_s: Sequence[float]) -> None: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     item: Any
     future: asyncio.Future
     enqueued_at: float = field(default_factory=time.perf_counter)
+
+
+def _expire(future: asyncio.Future, timeout_s: float) -> None:
+    if not future.done():  # the worker skips done futures, so an expired item that has not started never runs
+        future.set_exception(RequestTimeout(f"no result within {timeout_s:g} s"))
 
 
 class Batcher:
@@ -50,7 +55,10 @@ class Batcher:
         self.timeout_s = timeout_s
         self.observers = list(observers)
         self._queue: collections.deque[_Pending] = collections.deque()
-        self._arrived = asyncio.Event()
+        # The worker sleeps on one future; submit wakes it only when it has something to do: on the first arrival
+        # when idle, and when the batch is full while gathering (not on every arrival: each wake-up costs a loop turn).
+        self._wakeup: asyncio.Future | None = None
+        self._gathering = False
         self._closed = False
         self._worker: asyncio.Task | None = None
         # One thread: batches run one after another; the next batch gathers while this one computes.
@@ -71,19 +79,23 @@ class Batcher:
             self._drop_finished()
             if len(self._queue) >= self.capacity:
                 raise QueueFull(f"the queue is full ({self.capacity} requests waiting)")
-        pending = _Pending(item, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        pending = _Pending(item, loop.create_future())
         self._queue.append(pending)
         self._notify_depth()
-        self._arrived.set()
+        if not self._gathering or len(self._queue) >= self.max_batch_size:
+            self._wake()
+        # a plain timer instead of asyncio.wait_for, which adds a future and callbacks per request
+        timer = loop.call_later(self.timeout_s, _expire, pending.future, self.timeout_s)
         try:
-            return await asyncio.wait_for(pending.future, self.timeout_s)
-        except asyncio.TimeoutError:
-            raise RequestTimeout(f"no result within {self.timeout_s:g} s") from None
+            return await pending.future
+        finally:
+            timer.cancel()
 
     async def close(self) -> None:
         """Stop accepting, answer everything already accepted, stop the worker."""
         self._closed = True
-        self._arrived.set()
+        self._wake()
         if self._worker is not None:
             await self._worker
         self._executor.shutdown(wait=True)
@@ -93,8 +105,7 @@ class Batcher:
             while not self._queue:
                 if self._closed:
                     return
-                self._arrived.clear()
-                await self._arrived.wait()
+                await self._sleep()
             await self._gather()
             batch = self._take()
             if batch:
@@ -103,15 +114,31 @@ class Batcher:
     async def _gather(self) -> None:
         """Wait until a full batch is queued, the first item's delay is spent, or we are draining."""
         deadline = self._queue[0].enqueued_at + self.max_queue_delay_s
-        while len(self._queue) < self.max_batch_size and not self._closed:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                return
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), remaining)
-            except asyncio.TimeoutError:
-                return
+        self._gathering = True
+        try:
+            while len(self._queue) < self.max_batch_size and not self._closed:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    return
+                await self._sleep(remaining)
+        finally:
+            self._gathering = False
+
+    async def _sleep(self, timeout_s: float | None = None) -> None:
+        """Until `_wake()` or `timeout_s` passed."""
+        loop = asyncio.get_running_loop()
+        self._wakeup = loop.create_future()
+        timer = loop.call_later(timeout_s, self._wake) if timeout_s is not None else None
+        try:
+            await self._wakeup
+        finally:
+            self._wakeup = None
+            if timer is not None:
+                timer.cancel()
+
+    def _wake(self) -> None:
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
 
     def _take(self) -> list[_Pending]:
         batch: list[_Pending] = []

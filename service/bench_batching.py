@@ -2,7 +2,9 @@
 
 For each batch size, start `python -m service` on a free loopback port, register a resident B, then drive
 `/v1/hgemm` with binary requests from closed-loop clients (client processes x connections each) for a fixed time.
-Report QPS, latency percentiles and the mean batch size the server formed (from /metrics).
+Report QPS, latency percentiles, the mean batch size the server formed (from /metrics), and the server's CPU time per
+request (user+system of the server process, all its threads, from /proc/<pid>/stat): the cost of the Python/HTTP path,
+visible even where the clients and the server share a few cores.
 
     python -m service.bench_batching                      # 64x4096x64, B resident (N×K), auto backend
     python -m service.bench_batching --backend cpu --m 8 --n 256 --k 256 --seconds 5
@@ -56,6 +58,15 @@ def start_server(batch_size: int, args) -> tuple[subprocess.Popen, str]:
         time.sleep(0.2)
     process.kill()
     raise RuntimeError("the server never became ready")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, all threads (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
 def closed_loop(host: str, port: int, request: bytes, connections: int, seconds: float) -> tuple[list[float], int]:
@@ -124,16 +135,19 @@ def measure(batch_size: int, args) -> dict:
                                                                  queue)) for _ in range(args.procs)]
         for worker in workers:
             worker.start()
+        cpu_before = cpu_seconds(process.pid)  # the clients connect and warm their sockets first: a small overcount
         latencies, errors = [], 0
         for _ in workers:
             lat, err = queue.get()
             latencies += lat
             errors += err
+        cpu_used = cpu_seconds(process.pid) - cpu_before
         for worker in workers:
             worker.join()
         lat = np.array(latencies) * 1e3
         return {"batch": batch_size, "qps": len(lat) / args.seconds, "p50_ms": np.percentile(lat, 50),
-                "p99_ms": np.percentile(lat, 99), "errors": errors, "mean_batch": batch_stats(url)}
+                "p99_ms": np.percentile(lat, 99), "errors": errors, "mean_batch": batch_stats(url),
+                "cpu_us": cpu_used / max(1, len(lat) + errors) * 1e6}
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -153,11 +167,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"shape m={args.m} n={args.n} k={args.k} (B resident, col), backend={args.backend}, "
           f"{args.procs}x{args.clients} closed-loop clients, {args.seconds:g} s each")
-    print(f"{'max_batch':>9} {'QPS':>9} {'p50 ms':>8} {'p99 ms':>8} {'mean batch':>10} {'errors':>6}")
+    print(f"{'max_batch':>9} {'QPS':>9} {'p50 ms':>8} {'p99 ms':>8} {'mean batch':>10} {'errors':>6} {'srv CPU µs/req':>14}")
     for batch_size in (int(x) for x in args.batch_sizes.split(",")):
         r = measure(batch_size, args)
         print(f"{r['batch']:>9} {r['qps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['mean_batch']:>10.2f} "
-              f"{r['errors']:>6}")
+              f"{r['errors']:>6} {r['cpu_us']:>14.0f}")
 
 
 if __name__ == "__main__":

@@ -52,10 +52,24 @@ class Metrics:
         self.resident_budget_bytes = Gauge("hgemm_resident_budget_bytes", "resident operand budget", registry=r)
         self.ready = Gauge("hgemm_ready", "1 when the backend is loaded and the warm-up GEMM passed", registry=r)
         self.backend_info = Gauge("hgemm_backend_info", "the serving backend", ["backend", "device"], registry=r)
+        self._children: dict[tuple, object] = {}
         for reason in fallback_reasons():
-            self.fallbacks.labels(reason)
+            self.child(self.fallbacks, reason)
         for reason in REJECT_REASONS:
-            self.rejected.labels(reason)
+            self.child(self.rejected, reason)
+
+    def child(self, metric, *labels: str):
+        """`metric.labels(*labels)`, cached: labels() builds a key and takes a lock on every call, which the hot path
+        pays per request. The label sets are bounded (route templates, statuses, kernels, reasons)."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)  # a race only binds the same child twice
+        return child
+
+    def request_done(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        self.child(self.requests, endpoint, method, str(status)).inc()
+        self.child(self.request_duration, endpoint).observe(seconds)
 
     # batcher observer
     def on_queue_depth(self, depth: int) -> None:
@@ -138,8 +152,7 @@ class RequestMetricsMiddleware:
                 self.metrics.inflight.dec()
             route = scope.get("route") or self._match(scope)
             endpoint = getattr(route, "path", None) or "unmatched"  # bounded label set: templates only
-            self.metrics.requests.labels(endpoint, scope["method"], str(status["code"])).inc()
-            self.metrics.request_duration.labels(endpoint).observe(time.perf_counter() - started)
+            self.metrics.request_done(endpoint, scope["method"], status["code"], time.perf_counter() - started)
 
     def _match(self, scope):
         from starlette.routing import Match

@@ -71,12 +71,13 @@ class ServiceState:
         """Runs on the batcher's thread: the backend, plus the per-batch and per-request metrics."""
         started = time.perf_counter()
         results = self.backend.run_batch(jobs)
-        self.metrics.compute.labels(self.backend.name).observe(time.perf_counter() - started)
+        metrics = self.metrics
+        metrics.child(metrics.compute, self.backend.name).observe(time.perf_counter() - started)
         for result in results:
             if isinstance(result, JobResult):
-                self.metrics.kernel_selections.labels(result.selection.kernel).inc()
+                metrics.child(metrics.kernel_selections, result.selection.kernel).inc()
                 if result.selection.fallback:
-                    self.metrics.fallbacks.labels(result.selection.fallback).inc()
+                    metrics.child(metrics.fallbacks, result.selection.fallback).inc()
         return results
 
     def sync_operand_gauges(self) -> None:
