@@ -81,37 +81,32 @@ int check_device(int device) {
 }
 
 // The handles are created once per device (under the device's guard, since a cuBLAS handle binds to the current
-// device) and kept for the life of the process.
-int blas_handle(int device, cublasHandle_t* out) {
-  *out = g_handles[device].blas.load(std::memory_order_acquire);
+// device) and kept for the life of the process. The device index is bounds-checked before the table is touched.
+template <class Handle, class Create>
+int cached_handle(int device, std::atomic<Handle> DeviceHandles::*slot, Create create, Handle* out) {
+  if (device < 0 || device >= kMaxDevices) return HGEMM_ARMS_BAD_DEVICE;
+  std::atomic<Handle>& cell = g_handles[device].*slot;
+  *out = cell.load(std::memory_order_acquire);
   if (*out) return HGEMM_ARMS_OK;
   std::lock_guard<std::mutex> lock(g_create_mutex);
-  *out = g_handles[device].blas.load(std::memory_order_acquire);
+  *out = cell.load(std::memory_order_acquire);
   if (*out) return HGEMM_ARMS_OK;
   HGEMM_RETURN_IF_ERROR(check_device(device));
   DeviceGuard guard(device);
   HGEMM_RETURN_IF_ERROR(guard.status());
-  cublasHandle_t h = nullptr;
-  HGEMM_RETURN_IF_ERROR(int(cublasCreate(&h)));
-  g_handles[device].blas.store(h, std::memory_order_release);
+  Handle h = nullptr;
+  HGEMM_RETURN_IF_ERROR(int(create(&h)));
+  cell.store(h, std::memory_order_release);
   *out = h;
   return HGEMM_ARMS_OK;
 }
 
+int blas_handle(int device, cublasHandle_t* out) {
+  return cached_handle(device, &DeviceHandles::blas, [](cublasHandle_t* h) { return cublasCreate(h); }, out);
+}
+
 int lt_handle(int device, cublasLtHandle_t* out) {
-  *out = g_handles[device].lt.load(std::memory_order_acquire);
-  if (*out) return HGEMM_ARMS_OK;
-  std::lock_guard<std::mutex> lock(g_create_mutex);
-  *out = g_handles[device].lt.load(std::memory_order_acquire);
-  if (*out) return HGEMM_ARMS_OK;
-  HGEMM_RETURN_IF_ERROR(check_device(device));
-  DeviceGuard guard(device);
-  HGEMM_RETURN_IF_ERROR(guard.status());
-  cublasLtHandle_t h = nullptr;
-  HGEMM_RETURN_IF_ERROR(int(cublasLtCreate(&h)));
-  g_handles[device].lt.store(h, std::memory_order_release);
-  *out = h;
-  return HGEMM_ARMS_OK;
+  return cached_handle(device, &DeviceHandles::lt, [](cublasLtHandle_t* h) { return cublasLtCreate(h); }, out);
 }
 
 int check_problem(int device, int b_col, int acc, int64_t m, int64_t n, int64_t k) {
