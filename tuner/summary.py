@@ -102,6 +102,13 @@ def format_summary(table: dict) -> str:
     return "\n".join(lines)
 
 
+def _save(plt, fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot(rows: list[dict], tflops_rows: list[dict], out_dir: Path) -> list[Path]:
     import matplotlib
 
@@ -132,11 +139,7 @@ def plot(rows: list[dict], tflops_rows: list[dict], out_dir: Path) -> list[Path]
             ax.set_ylabel("speedup of ours (x)")
             ax.set_title(f"speedup by size bucket, {t} timing")
             ax.legend(fontsize=7)
-        path = out_dir / "speedup_by_bucket.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(plt, fig, out_dir / "speedup_by_bucket.png"))
     if tflops_rows:
         fig, axes = plt.subplots(1, len(TIMINGS), figsize=(7 * len(TIMINGS), 5), squeeze=False)
         for ax, t in zip(axes[0], TIMINGS):
@@ -151,11 +154,7 @@ def plot(rows: list[dict], tflops_rows: list[dict], out_dir: Path) -> list[Path]
             ax.set_ylabel("TFLOP/s")
             ax.set_title(f"TFLOP/s vs FLOP, {t} timing")
             ax.legend(fontsize=7)
-        path = out_dir / "tflops_vs_flop.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(plt, fig, out_dir / "tflops_vs_flop.png"))
     return written
 
 
