@@ -57,7 +57,7 @@ def gemm(a, b, *, b_layout: str = "row", acc: str = "f32", out=None):
     dispatcher = _dispatchers.get(a.get_device())  # get_device(): -1 on the CPU, the index on CUDA
     if dispatcher is None:
         dispatcher = get_dispatcher(a.device)
-    return dispatcher.gemm(a, b, b_layout=b_layout, acc=acc, out=out)
+    return dispatcher.gemm(a, b, b_layout, acc, out)  # positional: the C fast path is one call away
 
 
 _LAZY = {  # public names re-exported on first access, so `import kernels` stays light

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import torch
 
+from kernels.fastpath import CANARY
 from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,8 @@ class Dispatcher:
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
                  pad_budget_bytes: int = 512 << 20, canary_rate: float = 0.0,
                  tolerance: Callable[[str, int], float] = canary_tolerance,
-                 on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None):
+                 on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None,
+                 fast_path: Any = None):
         if backend not in ("gpu", "cpu"):
             raise ValueError(f"backend must be 'gpu' or 'cpu', got {backend!r}")
         self.backend, self.arch, self.device = backend, arch, device
@@ -167,6 +169,12 @@ class Dispatcher:
         self.lt_align_bytes = lt_align_bytes
         self._not_built = not_built_errors
         self._rng = (rng or random.Random()).random
+        # the C fast path (kernels/fastpath): None = build one for the GPU backend, False = off, or a FastTable
+        if fast_path is None and backend == "gpu":
+            from kernels import fastpath
+
+            fast_path = fastpath.new_table()
+        self._fast = None if fast_path is None or fast_path is False else fast_path  # (an empty table is falsy)
         self.canary_rate = canary_rate
         self._listeners: list[Callable[[DispatchEvent], None]] = [on_event] if on_event else []
         self._lock = threading.RLock()
@@ -203,6 +211,8 @@ class Dispatcher:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"canary_rate must be in [0, 1], got {rate}")
         self._canary_rate = rate
+        if self._fast is not None:  # the fast path samples every n-th tuned call instead of drawing per call
+            self._fast.canary_every = round(1.0 / rate) if rate else 0
 
     def add_listener(self, callback: Callable[[DispatchEvent], None]) -> None:
         """callback(DispatchEvent) on quarantines, canary checks and predictor errors (e.g. the service's metrics)."""
@@ -215,6 +225,12 @@ class Dispatcher:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache = {}
+            if self._fast is not None:
+                self._fast.clear()
+
+    def fast_path_stats(self) -> dict | None:
+        """{'hits', 'misses', 'entries'} of the C fast path, or None when it is off / unavailable."""
+        return self._fast.stats() if self._fast is not None else None
 
     # ---- selection ------------------------------------------------------------------------------------------------
     def select(self, m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32") -> Selection:
@@ -356,6 +372,8 @@ class Dispatcher:
                 return
             self._quarantine[name] = reason
             self._cache = {key: sel for key, sel in self._cache.items() if sel.kernel != name}
+            if self._fast is not None:
+                self._fast.clear()
         log.error("quarantined kernel %s (%s) at %s: %s", name, reason, shape, detail)
         self._emit(DispatchEvent("quarantine", name, shape, reason=reason, detail=detail))
 
@@ -370,9 +388,21 @@ class Dispatcher:
     def run(self, a, b, b_layout: str = "row", acc: str = "f32", out=None):
         """C = A @ B on torch's current stream. Returns (out, the Selection that produced it).
 
-        Operands are validated by the launcher itself (built variants and cuBLAS arms check dtype, shapes, strides
-        and device before launching anything), so the cached path checks nothing twice. When a variant raises, the
-        operands are checked here first: a caller's mistake is re-raised as such and never quarantines a kernel."""
+        A shape whose launch the C fast path holds is served there in one call; everything else (first calls,
+        non-contiguous or misaligned operands, padded shapes, canary samples, errors) takes the Python path below."""
+        fast = self._fast
+        if fast is None:
+            return self._run(a, b, b_layout, acc, out, False)
+        served = fast.run(a, b, out, b_layout, acc)
+        if served.__class__ is tuple:
+            return served
+        return self._run(a, b, b_layout, acc, out, served == CANARY)
+
+    def _run(self, a, b, b_layout: str, acc: str, out, canary: bool):
+        """The Python path. Operands are validated by the launcher itself (built variants and cuBLAS arms check
+        dtype, shapes, strides and device before launching anything), so the cached path checks nothing twice. When
+        a variant raises, the operands are checked here first: a caller's mistake is re-raised as such and never
+        quarantines a kernel. canary: this call is a fast-path canary sample."""
         m, k = a.shape
         if b_layout == "row":
             kb, n = b.shape
@@ -385,6 +415,8 @@ class Dispatcher:
             out = a.new_empty((m, n))
         if not sel.guarded:  # the cuBLAS fallback / the CPU: nothing left to fall back to
             sel.run(a, b, out)
+            if self._fast is not None:
+                self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
             return out, sel
         if sel.align and (a.data_ptr() | b.data_ptr() | out.data_ptr()) % sel.align:
             fallback = self._cublas(b_layout, acc, "unaligned")  # a tuned cuBLASLt index assumes aligned pointers
@@ -398,13 +430,40 @@ class Dispatcher:
             fallback = self._cublas(b_layout, acc, "kernel_error")
             fallback.run(a, b, out)
             return out, fallback
-        if self._canary_rate and self._rng() < self._canary_rate and not _capturing(a):
+        if (canary or (self._canary_rate and self._rng() < self._canary_rate)) and not _capturing(a):
             return self._canary(sel, a, b, out, (m, n, k, b_layout, acc))
+        if self._fast is not None:
+            self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
         return out, sel
 
     def gemm(self, a, b, b_layout: str = "row", acc: str = "f32", out=None):
         """C = A @ B (Contract 1)."""
-        return self.run(a, b, b_layout, acc, out)[0]
+        fast = self._fast
+        if fast is None:
+            return self._run(a, b, b_layout, acc, out, False)[0]
+        served = fast.gemm(a, b, out, b_layout, acc)
+        if served.__class__ is not int:
+            return served
+        return self._run(a, b, b_layout, acc, out, served == CANARY)[0]
+
+    def _remember(self, sel: Selection, a, b, out, shape: tuple) -> None:
+        """Hand the launch just made to the C fast path, keyed by shape, device and stream (unpadded selections of
+        launchers that can describe themselves: built variants and the cuBLAS arms)."""
+        fast_entry = getattr(sel.run, "fast_entry", None)
+        if fast_entry is None or sel.padded is not None:
+            return
+        try:
+            spec = fast_entry(a, b, out)
+            if spec is None:
+                return
+            stream, fn_address, template, align, keep = spec
+            m, n, k, b_layout, acc = shape
+            with self._lock:
+                if self._cache.get(shape) is sel:  # not quarantined meanwhile
+                    self._fast.put(m, n, k, b_layout, acc, a.get_device(), stream, fn_address, template,
+                                   max(align, sel.align), sel.guarded, sel, keep)
+        except Exception:  # the Python path keeps serving the shape
+            log.exception("could not hand %s at %s to the fast path", sel.kernel, shape)
 
     def _canary(self, sel: Selection, a, b, out, shape: tuple):
         """Rerun on cuBLAS and compare (this synchronizes the stream: it is for a sample of calls only)."""

@@ -90,7 +90,7 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
     import torch
 
     import kernels.cublas as cublas
-    from kernels import runtime, space
+    from kernels import fastpath, runtime, space
     from kernels.codegen.generate import CODEGEN_DIR
     from kernels.cublas import CublasArm, library
     from kernels.dispatch import Dispatcher
@@ -112,12 +112,22 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
             kernel = runtime.CompiledKernel(cfg, variant_so)
             kernel._stream = lambda device: 0x5000
             gemmex, lt = CublasArm("gemmex"), CublasArm("lt_heuristic")
-            d = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel)
+            stream_of = lambda device: 0x5000  # noqa: E731
+            d = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel, fast_path=False)
             d_variant = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
-                                   predictor=lambda *shape: cfg, supports=lambda *args: True)
+                                   predictor=lambda *shape: cfg, supports=lambda *args: True, fast_path=False)
+            fast = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
+                              fast_path=fastpath.new_table(stream_of))
+            fast_variant = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
+                                      predictor=lambda *shape: cfg, supports=lambda *args: True,
+                                      fast_path=fastpath.new_table(stream_of))
             rows = [
-                ("Dispatcher.gemm -> cuBLAS fallback (cached)", lambda: d.gemm(a, b, b_layout, acc, out)),
-                ("Dispatcher.gemm -> built variant (cached)", lambda: d_variant.gemm(a, b, b_layout, acc, out)),
+                ("Dispatcher.gemm, C fast path -> cuBLAS fallback", lambda: fast.gemm(a, b, b_layout, acc, out)),
+                ("Dispatcher.gemm, C fast path -> built variant", lambda: fast_variant.gemm(a, b, b_layout, acc, out)),
+                ("Dispatcher.gemm, C fast path -> variant, allocating out",
+                 lambda: fast_variant.gemm(a, b, b_layout, acc)),
+                ("Dispatcher.gemm -> cuBLAS fallback (Python path)", lambda: d.gemm(a, b, b_layout, acc, out)),
+                ("Dispatcher.gemm -> built variant (Python path)", lambda: d_variant.gemm(a, b, b_layout, acc, out)),
                 ("CompiledKernel(a, b, out)", lambda: kernel(a, b, out)),
                 ("CublasArm('gemmex')(..., b_layout, acc)", lambda: gemmex(a, b, out, b_layout=b_layout, acc=acc)),
                 ("CublasArm('gemmex').launcher(...) run", lambda run=gemmex.launcher(b_layout, acc): run(a, b, out)),
@@ -127,9 +137,35 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
                   f"best batch mean, {calls} calls in batches of 100")
             for label, fn in rows:
                 print(f"  {best_batch_us(fn, calls):7.2f} us  {label}")
+            print(f"  fast path: {fast_variant.fast_path_stats()} (variant), {fast.fast_path_stats()} (cuBLAS)")
         finally:
             torch.Tensor.get_device, runtime._workspace, cublas._runtime_hooks, library._library = saved
     return 0
+
+
+def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, a, b, out) -> list:
+    """For one built sm90 and one built sm80 variant that run this shape: the dispatcher with the C fast path, the
+    dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side)."""
+    from kernels import runtime, space
+    from kernels.dispatch import Dispatcher
+
+    rows = []
+    for family in ("sm90", "sm80"):
+        for cfg in space.variant_set("default"):
+            if cfg.family != family or cfg.b_layout != b_layout or cfg.acc != acc or not space.supports(cfg, m, n, k):
+                continue
+            try:
+                kernel = runtime.load(cfg, build_if_missing=False)
+            except runtime.KernelNotBuilt:
+                continue
+            fast = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg)
+            slow = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg, fast_path=False)
+            name = cfg.name if len(cfg.name) < 40 else cfg.name[:37] + "..."
+            rows += [(f"Dispatcher.gemm, C fast path -> {name}", lambda d=fast: d.gemm(a, b, b_layout, acc, out)),
+                     (f"Dispatcher.gemm, Python path -> {name}", lambda d=slow: d.gemm(a, b, b_layout, acc, out)),
+                     (f"CompiledKernel launcher (ctypes) {name}", lambda run=kernel.launcher(): run(a, b, out))]
+            break
+    return rows
 
 
 def main(argv=None) -> int:
@@ -156,7 +192,7 @@ def main(argv=None) -> int:
     bt = b if args.b_layout == "row" else b.t()
     gemmex_arm, lt_arm = CublasArm("gemmex"), CublasArm("lt_heuristic")
     sel = kernels.get_dispatcher().select(m, n, k, args.b_layout, args.acc)
-    rows = [
+    rows = variant_rows(m, n, k, args.b_layout, args.acc, a, b, out) + [
         (f"kernels.gemm (cached; runs {sel.kernel}, fallback={sel.fallback})",
          lambda: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc, out=out)),
         ("kernels.gemm, allocating out", lambda: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),

@@ -23,6 +23,7 @@ HGEMM_ERR_WORKSPACE_TOO_SMALL = 2
 HGEMM_ERR_UNSUPPORTED = 3
 HGEMM_ERR_CUTLASS_BASE = 100
 HGEMM_ERR_CUDA_BASE = 10000
+TMA_ALIGN_BYTES = 16  # operand pointers of the sm90 (TMA) and sm80 (cp.async 128-bit) variants
 
 
 class hgemm_args_t(ctypes.Structure):
@@ -241,6 +242,26 @@ class CompiledKernel:
                 raise KernelLaunchError(name, status, f" for M={m} N={n} K={k}")
             return out
 
+        fn_address = ctypes.cast(c_run, ctypes.c_void_p).value
+
+        def fast_entry(a, b, out):
+            """What the C fast path (kernels/fastpath) needs to repeat this launch for contiguous operands of these
+            shapes on the current stream: (stream, entry point, argument struct without the pointers, pointer
+            alignment, object to keep alive). Call it right after a successful run on the same thread (its
+            workspace binding is reused)."""
+            device = a.get_device()
+            stream = stream_of(device)
+            ws = local.ws
+            if ws[0] != device or ws[1] != stream:
+                ws = bind_workspace(device, stream, 0)
+            m, k = a.shape
+            n = b.shape[0] if b_col else b.shape[1]
+            template = bytearray(_ARGS_LAYOUT.size)
+            _pack(template, 0, 0, 0, 0, m, n, k, k, k if b_col else n, n, ws[2], ws[3], raster, swizzle, splits,
+                  stream)
+            return stream, fn_address, bytes(template), TMA_ALIGN_BYTES, ws[4]
+
+        run.fast_entry = fast_entry
         return run
 
     def _bind_workspace(self, device: int, stream: int, nbytes: int):

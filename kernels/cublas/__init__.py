@@ -229,6 +229,31 @@ class CublasArm:
                 raise CublasError(call, status, f" for M={m} N={n} K={k} b_layout={b_layout} acc={acc}")
             return out
 
+        def fast_entry(a, b, out):
+            """(stream, entry point, call struct without the pointers, pointer alignment, object kept alive) for the
+            C fast path (kernels/fastpath), for contiguous operands of these shapes. Call it right after a successful
+            run: the workspace and the cuBLASLt plan of that run are reused."""
+            m, k = a.shape
+            n = b.shape[0] if b_col else b.shape[1]
+            device = a.get_device()
+            stream = stream_of(device)
+            ws_ptr = _bound_workspace(device, stream, ws_nbytes) if ws_nbytes else 0
+            keep = _per_thread.ws[4] if ws_nbytes else None
+            plan, align = 0, 0
+            if is_lt:  # the plan of the run just made holds for pointers at least this aligned
+                bits = a.data_ptr() | b.data_ptr() | out.data_ptr()
+                align = min(bits & -bits, 256) if bits else 256
+                plan = plans.get((device, m, n, k, align))
+                if plan is None:
+                    return None
+            if not entry:
+                entry.append(_calls()[1 if is_lt else 0])
+            template = bytearray(_CALL_LAYOUT.size)
+            pack(template, 0, 0, 0, 0, ws_ptr, ws_nbytes, stream, plan, m, n, k, device, b_col, acc_flag, algo_index)
+            return stream, ctypes.cast(entry[0], ctypes.c_void_p).value, bytes(template), align, keep
+
+        run.fast_entry = fast_entry
+
         return run
 
     def __repr__(self) -> str:
