@@ -121,11 +121,14 @@ class Agent:
                 "params": vars(self.p)}
 
     @classmethod
-    def from_state_dict(cls, d: dict) -> "Agent":
+    def from_state_dict(cls, d: dict, refresh: bool = True) -> "Agent":
+        """refresh=False leaves the factorisation to the caller's own refresh() (agent_search starts with one), so a
+        tuning job factorises once, not twice; until then cov is the prior's."""
         fm = FeatureMap.from_vocab(d["vocab"])
         agent = cls(fm, AgentParams(**d["params"]))
         agent.A, agent.b, agent.n_obs = np.array(d["A"]), np.array(d["b"]), int(d["n_obs"])
-        agent.refresh()
+        if refresh:
+            agent.refresh()
         return agent
 
 

@@ -105,7 +105,7 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
 
     d = dispatcher or Dispatcher.default()
     sel = d.select(m, n, k, b_layout=b_layout, acc=acc)
-    return Competitor(OURS, lambda a, b, out: d.gemm(a, b, b_layout=b_layout, acc=acc, out=out), b_layout, "ours",
+    return Competitor(OURS, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback})
 
 

@@ -3,7 +3,7 @@ batches, plus the cuBLASLt algorithms of each shape's heuristic list (tuner/lt_a
 for correctness then timed kernel-only (CUDA graph, operands beyond L2); the reward's reference is cuBLAS (the faster
 of GemmEx and the cuBLASLt heuristic in the same layout), timed the same way on the same operands.
 
-The operands are fresh torch allocations (256-byte aligned), so an arm "cublaslt/a<i>" times algorithm i of the same
+The operands start on 256-byte boundaries like fresh torch allocations, so an arm "cublaslt/a<i>" times algorithm i of the same
 heuristic list the dispatcher uses for aligned calls (LT_ALIGN_BYTES)."""
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tuner.shapes import Shape
 from tuner.timing import GraphSampler
 
 SAMPLES = 5
+TUNER_MAX_COPIES = 1024
 
 
 class GpuEnv:
@@ -88,7 +89,8 @@ class GpuEnv:
             self._ops = self._ref = None
             torch.cuda.empty_cache()
             device = torch.device("cuda", torch.cuda.current_device())
-            copies = copies_needed(*shape, device_l2_bytes(device))
+            # ranking arms needs less rotation than the benchmark: 1024 copies keep tiny shapes' graphs small
+            copies = copies_needed(*shape, device_l2_bytes(device), max_copies=TUNER_MAX_COPIES)
             self._ops = make_operands(*shape, copies, device=device)
             self._ref = reference(self._ops.a[0], self._ops.b_row[0])
             self._shape = shape

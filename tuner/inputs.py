@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 H200_L2_BYTES = 60 * 2**20  # fallback when the device does not report its L2 size
 
 
+ALIGN_ELEMENTS = 128  # fp16 elements in 256 bytes: where each copy starts
+
+
 def copies_needed(m: int, n: int, k: int, l2_bytes: int, factor: float = 2.0, max_copies: int = 4096) -> int:
     """Copies of (A, B, C) so that their total is at least `factor` times the L2 size."""
     set_bytes = 2 * (m * k + k * n + m * n)  # fp16
@@ -34,18 +37,25 @@ class OperandSet:
 
 
 def make_operands(m: int, n: int, k: int, copies: int, device="cuda", seed: int = 0) -> OperandSet:
-    """Random-normal fp16 operands (never zeros: a kernel that writes nothing must not look right)."""
+    """Random-normal fp16 operands (never zeros: a kernel that writes nothing must not look right). All copies of an
+    operand come from one allocation and one random draw (thousands of small shapes' copies would otherwise cost
+    thousands of launches), each copy starting on a 256-byte boundary like a fresh allocation, so alignment-sensitive
+    paths (TMA, cuBLASLt algorithm lists) see what a caller's tensors give them."""
     import torch
 
     gen = torch.Generator(device=device).manual_seed(seed)
+
+    def stacked(rows: int, cols: int, fill: bool):
+        stride = -(-rows * cols // ALIGN_ELEMENTS) * ALIGN_ELEMENTS
+        flat = torch.empty(copies, stride, device=device, dtype=torch.float16)
+        if fill:
+            flat.normal_(generator=gen)
+        return flat[:, : rows * cols].view(copies, rows, cols)
+
+    a, b_row, b_col, out = stacked(m, k, True), stacked(k, n, True), stacked(n, k, False), stacked(m, n, False)
+    b_col.copy_(b_row.transpose(1, 2))
     ops = OperandSet(m, n, k)
-    for _ in range(copies):
-        a = torch.randn(m, k, generator=gen, device=device, dtype=torch.float16)
-        b = torch.randn(k, n, generator=gen, device=device, dtype=torch.float16)
-        ops.a.append(a)
-        ops.b_row.append(b)
-        ops.b_col.append(b.t().contiguous())
-        ops.out.append(torch.empty(m, n, device=device, dtype=torch.float16))
+    ops.a, ops.b_row, ops.b_col, ops.out = (list(t.unbind(0)) for t in (a, b_row, b_col, out))
     return ops
 
 

@@ -6,6 +6,7 @@ are cached per process so built/loaded variants survive from one job to the next
 from __future__ import annotations
 
 import os
+import time
 
 from tuner.agent import Agent
 from tuner.search import agent_search
@@ -33,20 +34,31 @@ def make_env(spec: dict):
 
 
 def tune_job(payload: dict) -> dict:
+    t0 = time.perf_counter()
     spec = payload["env_spec"]
     if spec["env"] == "gpu" and payload.get("gpu") is not None:
         import torch
 
         torch.cuda.set_device(payload["gpu"])
     env = make_env(spec)
-    agent = Agent.from_state_dict(payload["agent"])
+    t_env = time.perf_counter()
+    agent = Agent.from_state_dict(payload["agent"], refresh=False)  # agent_search refreshes first
     shape = parse_mnk(payload["mnk"])
+    t_agent = time.perf_counter()
+    env.cublas_us(shape)  # cached: the search below reuses it
+    candidates = env.candidates(shape)
+    t_setup = time.perf_counter()
     result = agent_search(agent, env, shape, budget_trials=payload.get("budget_trials"),
                           budget_seconds=payload.get("budget_seconds"), batch=payload.get("batch", 1))
+    t_end = time.perf_counter()
     best = result.best
     return {
         "mnk": shape.mnk, "acc": spec["acc"], "b_layout": spec["b_layout"], "cublas_us": result.cublas_us,
         "seconds": result.seconds, "worker": payload.get("gpu"), "pid": os.getpid(),
+        # where the job's wall time went (tuning cost report): environment, model snapshot, baseline + candidate list
+        # (cuBLAS timing, cuBLASLt heuristic query), and the search itself
+        "job_seconds": {"env": t_env - t0, "agent": t_agent - t_env, "setup": t_setup - t_agent,
+                        "search": t_end - t_setup, "total": t_end - t0, "candidates": len(candidates)},
         "best": None if best is None else {"arm": best.arm.to_dict(), "us": best.us, "speedup": best.speedup},
         "trials": [{"arm": t.arm.to_dict(), "us": t.us, "speedup": t.speedup, "error": t.error}
                    for t in result.trials],

@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--holdout-fraction", type=float, default=0.0)
     p.add_argument("--min-speedup", type=float, default=1.0, help="below this the table keeps cuBLAS")
     p.add_argument("--limit", type=int, default=None, help="tune only the first N shapes of the grid")
+    p.add_argument("--deadline-seconds", type=float, default=None,
+                   help="start no new shape after this long; the table gets what finished (resume later)")
     p.add_argument("--lt-arms", type=int, default=DEFAULT_LT_ARMS,
                    help=f"cuBLASLt heuristic ranks explored per shape (0..{LT_TOP_N}; 0: none)")
     p.add_argument("--seed", type=int, default=0)
@@ -145,8 +147,16 @@ def main(argv=None) -> int:
     def failed(shape, exc) -> None:
         print(f"\n{shape.mnk}: job failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
+    def until_deadline(items):
+        for item in items:
+            if args.deadline_seconds is not None and time.monotonic() - t0 > args.deadline_seconds:
+                print(f"\ndeadline: {args.deadline_seconds:.0f} s passed, remaining shapes left for a later run",
+                      file=sys.stderr)
+                return
+            yield item
+
     try:
-        schedule(todo, slots, submit, payload, finished, failed)
+        schedule(until_deadline(todo), slots, submit, payload, finished, failed)
     finally:
         if pool:
             pool.close()

@@ -35,3 +35,16 @@ def test_a_torn_last_line_is_ignored_and_not_glued_to_the_next(tmp_path):
         f.write('{"mnk": "128_12')  # crash mid-write
     store.append({"mnk": "256_256_256", "acc": "f32", "b_layout": "col"})
     assert sorted(store.load()) == ["256_256_256|f32|col", "64_64_64|f32|col"]
+
+
+def test_deadline_stops_starting_shapes_and_still_writes_the_table(tmp_path):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("\n".join(["64_64_64", "128_128_128", "256_4096_64"]))
+    argv = ["--grid", str(grid), "--env", "synthetic", "--budget-trials", "5", "--state-dir", str(tmp_path / "st"),
+            "--tables-dir", str(tmp_path / "tables"), "--deadline-seconds", "0"]
+    assert main(argv) == 0  # no shape is started once the deadline has passed
+    table = json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())
+    finished = ResultStore(tmp_path / "st" / "finished_f32_col.jsonl").load()
+    assert len(table["entries"]) == len(finished) < 3
+    assert main(argv[:-2]) == 0  # the rerun without a deadline finishes the rest
+    assert len(json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())["entries"]) == 3

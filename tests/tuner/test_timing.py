@@ -4,6 +4,7 @@ import random
 import statistics
 
 import pytest
+import torch
 
 from tuner.inputs import copies_needed, make_operands
 from tuner.timing import CallSampler, launches_for, poisson_idle, run_interleaved
@@ -81,3 +82,13 @@ def test_operands_are_random_normal_and_both_b_layouts_hold_the_same_values():
     assert ops.copies == 2 and ops.a[0].shape == (8, 32) and ops.b_col[1].shape == (16, 32)
     assert (ops.b_col[0] == ops.b_row[0].t()).all()
     assert not (ops.a[0] == ops.a[1]).all() and float(ops.a[0].float().std()) > 0.5
+
+
+def test_operand_copies_share_one_allocation_but_start_256_bytes_apart_like_fresh_tensors():
+    ops = make_operands(3, 5, 7, copies=4, device="cpu", seed=1)
+    for copies in (ops.a, ops.b_row, ops.b_col, ops.out):
+        assert all(t.is_contiguous() for t in copies)
+        assert [(t.data_ptr() - copies[0].data_ptr()) % 256 for t in copies] == [0, 0, 0, 0]
+        assert len({t.data_ptr() for t in copies}) == 4
+    assert all(torch.equal(ops.b_col[i], ops.b_row[i].t()) for i in range(4))
+    assert not torch.equal(ops.a[0], ops.a[1]) and all(t.abs().sum() > 0 for t in ops.a)
