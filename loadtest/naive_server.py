@@ -1,8 +1,9 @@
 """The naive baseline for the load comparison: FastAPI + one torch.matmul per request. No batching, no streams, no
-tuned kernels, no metrics. It speaks the binary subset of the service's API, so the same Locust scenarios (binary,
-resident, mixed) run against both:
+tuned kernels, no metrics. It speaks the binary subset of the service's API and its JSON form with inline nested
+lists, so every Locust scenario (small_json, binary, resident, mixed) runs against both:
 
     POST   /v1/hgemm               body A (+ B) as little-endian fp16; m, n, k, b_layout, operand in query or X-* headers
+                                   or JSON {"a": {"data": [[...]]}, "b": {"data": [[...]]}, "b_layout": "row"}
     POST   /v1/operands            body B; k, n, b_layout, name  -> {"id": ...}
     DELETE /v1/operands/{id}
     GET    /health/live, /health/ready
@@ -54,8 +55,41 @@ def create_app(device: str | None = None):
         c = torch.matmul(a, b.t() if layout == "col" else b)
         return c.to(torch.float16).cpu().numpy().tobytes()   # .cpu() synchronizes: one request, one sync
 
+    def json_matrix(value, what: str) -> torch.Tensor:
+        rows = value.get("data") if isinstance(value, dict) else None
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows) \
+                or len({len(r) for r in rows}) != 1:
+            raise HTTPException(422, f"{what} must be {{'data': [[...], ...]}} with rows of equal length")
+        try:
+            return torch.tensor(rows, dtype=torch.float16).to(device=device, dtype=compute_dtype)
+        except (TypeError, ValueError) as error:
+            raise HTTPException(422, f"{what}: {error}") from None
+
+    async def hgemm_json(request: Request) -> dict:
+        try:
+            payload = await request.json()
+        except ValueError:
+            raise HTTPException(400, "body is not valid JSON") from None
+        if not isinstance(payload, dict) or "a" not in payload or "b" not in payload:
+            raise HTTPException(422, "JSON requests need inline `a` and `b` (the naive baseline keeps no operands)")
+        layout = payload.get("b_layout") or "row"
+        if layout not in ("row", "col"):
+            raise HTTPException(422, "b_layout must be row or col")
+        a, b = json_matrix(payload["a"], "a"), json_matrix(payload["b"], "b")
+        if a.shape[1] != (b.shape[1] if layout == "col" else b.shape[0]):
+            raise HTTPException(422, f"a {tuple(a.shape)} and b {tuple(b.shape)} do not match for b_layout={layout}")
+
+        def run() -> list:
+            c = torch.matmul(a, b.t() if layout == "col" else b)
+            return c.to(torch.float16).cpu().float().tolist()
+
+        data = await run_in_threadpool(run)
+        return {"shape": [len(data), len(data[0])], "dtype": "float16", "data": data, "kernel": "torch.matmul"}
+
     @app.post("/v1/hgemm")
     async def hgemm(request: Request) -> Response:
+        if request.headers.get("content-type", "").startswith("application/json"):
+            return await hgemm_json(request)
         body = await request.body()
         m = dim(request, "m")
         operand = param(request, "operand")

@@ -61,3 +61,26 @@ def test_bad_requests_are_4xx(client):
     assert client.post("/v1/hgemm", params={"m": 2, "n": 2, "k": 2}, content=b"\0" * 7, headers=BINARY).status_code == 400
     assert client.post("/v1/hgemm", params={"m": 0, "n": 2, "k": 2}, content=b"", headers=BINARY).status_code == 422
     assert client.get("/health/ready").json()["status"] == "ready"
+
+
+@pytest.mark.parametrize("layout", ["row", "col"])
+def test_json_requests_of_the_small_json_scenario_match_float64(client, layout):
+    from loadtest._payloads import small_json_body
+
+    body = small_json_body()
+    body["b_layout"] = layout
+    a, b = np.array(body["a"]["data"], dtype="<f2"), np.array(body["b"]["data"], dtype="<f2")
+    response = client.post("/v1/hgemm", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["shape"] == [8, 8]
+    c = np.array(response.json()["data"], dtype="<f2")
+    assert relative_error(c, reference(a, b, layout)) < 1e-3
+
+
+def test_bad_json_requests_are_4xx(client):
+    assert client.post("/v1/hgemm", content=b"{not json", headers={"Content-Type": "application/json"}
+                       ).status_code == 400
+    assert client.post("/v1/hgemm", json={"a": {"data": [[1.0]]}}).status_code == 422
+    assert client.post("/v1/hgemm", json={"a": {"data": [[1.0, 2.0]]}, "b": {"data": [[1.0, 2.0]]}}).status_code == 422
+    assert client.post("/v1/hgemm", json={"a": {"data": [[1.0], [1.0, 2.0]]}, "b": {"data": [[1.0]]}}
+                       ).status_code == 422
