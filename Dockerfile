@@ -40,8 +40,10 @@ COPY kernels/ kernels/
 COPY service/ service/
 
 # Kernels are compiled here (nvcc needs no GPU) for every arch in CUDA_ARCHS into HGEMM_CACHE_DIR, where the
-# runtime loads them: the container starts ready, with no compiler work at startup.
+# runtime loads them, and so is the C fast path of the dispatch (cc + python3-dev): the container starts ready, with
+# no compiler work at startup.
 RUN python -m kernels.build --set default --arch "${CUDA_ARCHS}" \
+ && python -c "import kernels.fastpath as f; print('fast path:', f.build())" \
  && chown -R hgemm:hgemm /app
 
 USER hgemm

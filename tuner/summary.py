@@ -153,7 +153,8 @@ def plot(rows: list[dict], tflops_rows: list[dict], out_dir: Path) -> list[Path]
             ax.set_xlabel("FLOP (2MNK)")
             ax.set_ylabel("TFLOP/s")
             ax.set_title(f"TFLOP/s vs FLOP, {t} timing")
-            ax.legend(fontsize=7)
+            if ax.get_legend_handles_labels()[0]:  # a timing the rows do not have stays an empty panel
+                ax.legend(fontsize=7)
         written.append(_save(plt, fig, out_dir / "tflops_vs_flop.png"))
     return written
 
