@@ -9,6 +9,7 @@ import os
 import time
 
 from tuner.agent import Agent
+from tuner.objective import Objective
 from tuner.search import agent_search
 from tuner.shapes import parse_mnk
 
@@ -48,8 +49,10 @@ def tune_job(payload: dict) -> dict:
     env.cublas_us(shape)  # cached: the search below reuses it
     candidates = env.candidates(shape)
     t_setup = time.perf_counter()
+    objective = Objective.from_dict(payload.get("objective"))
+    cheap = (lambda arm: arm.family == "sm80") if objective.host_bound(env.cublas_us(shape)) else None
     result = agent_search(agent, env, shape, budget_trials=payload.get("budget_trials"),
-                          budget_seconds=payload.get("budget_seconds"), batch=payload.get("batch", 1))
+                          budget_seconds=payload.get("budget_seconds"), batch=payload.get("batch", 1), prefer=cheap)
     t_end = time.perf_counter()
     best = result.best
     return {

@@ -64,7 +64,10 @@ def safe_measure(env: Environment, shape: Shape, arm: Arm, cublas_us: float) -> 
 def agent_search(agent: Agent, env: Environment, shape: Shape, *, budget_trials: int | None = None,
                  budget_seconds: float | None = None, batch: int = 1,
                  stop: Callable[[ShapeSearch], bool] | None = None, learn: bool = True,
-                 lt_first: int = LT_FIRST) -> ShapeSearch:
+                 lt_first: int = LT_FIRST, prefer: Callable[[Arm], bool] | None = None,
+                 prefer_count: int = 2) -> ShapeSearch:
+    """prefer: arms of which the agent's `prefer_count` favourites are measured first (after the first cuBLASLt
+    ranks), e.g. cheap-launch variants for a shape whose calls are mostly host time."""
     m, n, k = shape
     candidates = env.candidates(shape)
     X = agent.fm.matrix(m, n, k, env.acc, candidates)  # features once per shape
@@ -72,6 +75,9 @@ def agent_search(agent: Agent, env: Environment, shape: Shape, *, budget_trials:
     result = ShapeSearch(shape, env.cublas_us(shape))
     tried: set[Arm] = set()
     first = sorted((a for a in candidates if is_lt(a) and a.algo < lt_first), key=lambda a: a.algo)
+    if prefer is not None:
+        preferred = [a for a in candidates if prefer(a)]
+        first += agent.propose(m, n, k, env.acc, preferred, set(first), env.built(), count=prefer_count)
     limit = budget_trials if budget_trials is not None else math.inf
     while len(result.trials) < limit and len(tried) < len(candidates):
         if budget_seconds is not None and result.seconds >= budget_seconds:

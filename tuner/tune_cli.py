@@ -21,6 +21,7 @@ from tuner.agent import Agent, AgentParams, reward_of
 from tuner.arms import Arm
 from tuner.features import FeatureMap
 from tuner.lt_arms import DEFAULT_LT_ARMS, LT, LT_TOP_N, is_lt, lt_arms, lt_options
+from tuner.objective import OBJECTIVES, Objective, parse_host_us
 from tuner.progress import Progress
 from tuner.shapes import parse_mnk, read_grid
 from tuner.store import ResultStore, shape_key
@@ -51,8 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start no new shape after this long; the table gets what finished (resume later)")
     p.add_argument("--lt-arms", type=int, default=DEFAULT_LT_ARMS,
                    help=f"cuBLASLt heuristic ranks explored per shape (0..{LT_TOP_N}; 0: none)")
+    p.add_argument("--objective", choices=OBJECTIVES, default="kernel",
+                   help="what the table optimizes: kernel-only time, or time per call with host cost (tuner/objective.py)")
+    p.add_argument("--host-us", default=None, help="host µs per call by family for --objective call, e.g. sm80=5.7")
+    p.add_argument("--kernel-floor", type=float, default=0.97,
+                   help="--objective call: only arms whose kernel is at least this fraction as fast as the fastest")
     p.add_argument("--seed", type=int, default=0)
     return p
+
+
+def objective_of(args) -> Objective:
+    return Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor)
 
 
 def candidate_arms(args) -> tuple[list[Arm], dict]:
@@ -82,13 +92,15 @@ def absorb(agent: Agent, acc: str, record: dict) -> None:
         agent.observe(m, n, k, acc, Arm.from_dict(t["arm"]), reward_of(t["speedup"]))
 
 
-def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float) -> dict:
+def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float,
+                objective: Objective | None = None) -> dict:
+    """The table entry of one finished shape: the objective's choice among its trials, or cuBLAS."""
     from tuner.tables import entry
 
     m, n, k = parse_mnk(record["mnk"])
-    best = record["best"]
+    best = (objective or Objective()).choose(record, min_speedup)
     arm = Arm.from_dict(best["arm"]) if best is not None else None
-    if arm is None or best["speedup"] < min_speedup or not (is_lt(arm) or arm.config in configs):
+    if arm is None or not (is_lt(arm) or arm.config in configs):
         kind = "gemmex_tn" if b_layout == "col" else "gemmex_nn"
         return entry(m, n, k, b_layout, "cublas", {"kind": kind}, {}, record["cublas_us"], record["cublas_us"])
     if is_lt(arm):  # cuBLASLt algorithm arm.algo of the shape's heuristic list (tuner/lt_arms.py)
@@ -99,6 +111,7 @@ def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float) 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.acc = ACC[args.acc]
+    objective = objective_of(args)
     if not 0 <= args.lt_arms <= LT_TOP_N:
         raise SystemExit(f"--lt-arms must be in 0..{LT_TOP_N}, got {args.lt_arms}")
     from tuner import env_info
@@ -136,7 +149,8 @@ def main(argv=None) -> int:
 
     def payload(shape) -> dict:
         return {"mnk": shape.mnk, "env_spec": env_spec, "agent": agent.state_dict(), "batch": args.batch,
-                "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds}
+                "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds,
+                "objective": objective.describe()}
 
     def finished(shape, record) -> None:
         store.append(record)
@@ -191,9 +205,9 @@ def main(argv=None) -> int:
         meta = env_info.collect()
         meta.update(acc=args.acc, arch=meta["arch"] if meta["arch"] != "none" else "sm90",
                     tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set,
-                           "lt_arms": args.lt_arms})
+                           "lt_arms": args.lt_arms, **objective.describe()})
         path = table_path(tables_dir, meta["arch"], args.acc)
-        new = [table_entry(r, configs, args.b_layout, args.min_speedup) for r in done.values()]
+        new = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in done.values()]
         old = read_table(path)["entries"] if path.exists() else []
         summary["table"] = str(write_table(path, meta, merge_entries(old, new)))
     (state / f"summary_{tag}.json").write_text(json.dumps(summary, indent=1))

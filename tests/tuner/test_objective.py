@@ -1,0 +1,101 @@
+"""tuner.objective: the table's choice per shape by kernel time or by time per call (host cost per arm family), the
+search's cheap-launch-first seeding, and tuner.retable rebuilding a table from records without a GPU."""
+import gzip
+import json
+
+import pytest
+
+from tuner.agent import Agent, AgentParams
+from tuner.features import FeatureMap
+from tuner.objective import HOST_US_H200, Objective, parse_host_us
+from tuner.search import agent_search
+from tuner.shapes import Shape
+from tuner.synthetic import SyntheticEnv
+
+HOST = {"sm80": 5.0, "sm90": 8.0, "cublas": 12.0, "cublaslt": 12.0}
+
+
+def trial(family, us, cublas_us, config=None):
+    arm = {"config": config or f"{family}_variant", "family": family, "algo": -1 if family != "cublaslt" else 0}
+    return {"arm": arm, "us": us, "speedup": cublas_us / us if us else 0.0, "error": None}
+
+
+def record(cublas_us, *trials):
+    best = max(trials, key=lambda t: t["speedup"]) if trials else None
+    return {"mnk": "64_4096_64", "cublas_us": cublas_us, "trials": list(trials), "best": best}
+
+
+def test_kernel_objective_is_the_fastest_kernel_past_min_speedup():
+    r = record(10.0, trial("cublaslt", 9.5, 10.0), trial("sm80", 10.2, 10.0))
+    assert Objective().choose(r, 1.01)["arm"]["family"] == "cublaslt"
+    assert Objective().choose(r, 1.10) is None  # not 10% faster: cuBLAS
+
+
+def test_call_objective_takes_the_cheap_launch_within_the_kernel_floor():
+    r = record(3.0, trial("cublaslt", 2.95, 3.0), trial("sm80", 3.03, 3.0), trial("sm90", 2.9, 3.0))
+    chosen = Objective("call", HOST, 0.95).choose(r, 1.01)
+    assert chosen["arm"]["family"] == "sm80"  # 3.03 + 5 beats 2.9 + 8 and 2.95 + 12
+    # an sm80 kernel far slower than the fastest is out, however cheap its launch
+    r = record(3.0, trial("sm90", 2.9, 3.0), trial("sm80", 3.5, 3.0))
+    assert Objective("call", HOST, 0.95).choose(r, 1.01)["arm"]["family"] == "sm90"
+    assert Objective("call", HOST, 0.80).choose(r, 1.01)["arm"]["family"] == "sm80"
+
+
+def test_call_objective_keeps_kernel_wins_of_arms_with_cublas_host_cost_and_falls_back_to_cublas():
+    r = record(100.0, trial("cublaslt", 98.0, 100.0))  # 2% faster kernel, same host cost: still a win
+    assert Objective("call", HOST).choose(r, 1.01)["arm"]["family"] == "cublaslt"
+    r = record(100.0, trial("cublaslt", 99.9, 100.0))
+    assert Objective("call", HOST).choose(r, 1.01) is None
+    failed = {"arm": {"config": "x", "family": "sm80"}, "us": None, "speedup": 0.0, "error": "launch failed"}
+    assert Objective("call", HOST).choose(record(5.0, failed), 1.01) is None
+
+
+def test_host_costs_parse_and_round_trip():
+    assert parse_host_us(None) == HOST_US_H200
+    assert parse_host_us("sm80=4.5, cublas=10")["sm80"] == 4.5
+    for bad in ("sm70=3", "sm80", "sm80=-1"):
+        with pytest.raises(ValueError):
+            parse_host_us(bad)
+    with pytest.raises(ValueError):
+        Objective("latency")
+    o = Objective("call", HOST, 0.9)
+    assert Objective.from_dict(o.describe()) == o and Objective.from_dict(None) == Objective()
+    assert o.host_bound(5.0) and not o.host_bound(50.0) and not Objective().host_bound(5.0)
+
+
+def test_search_measures_the_preferred_arms_first():
+    env = SyntheticEnv(lt_count=4)
+    agent = Agent(FeatureMap(env.arms), AgentParams(seed=0))
+    run = agent_search(agent, env, Shape(64, 4096, 64), budget_trials=8, batch=4,
+                       prefer=lambda arm: arm.family == "sm80", prefer_count=2)
+    assert [t.arm.algo for t in run.trials[:3]] == [0, 1, 2]
+    assert [t.arm.family for t in run.trials[3:5]] == ["sm80", "sm80"]
+
+
+def test_retable_rebuilds_the_table_from_records(tmp_path):
+    from tuner.arms import from_kernel_space
+    from tuner.lt_arms import lt_arm
+    from tuner.retable import main
+
+    arms, _ = from_kernel_space("f32", "col", "default")
+    variant = next(a for a in arms if a.family == "sm90")
+    lt = lt_arm(0).to_dict()
+
+    def real(t, arm):
+        return {**t, "arm": arm}
+
+    records = [dict(record(3.0, real(trial("cublaslt", 2.95, 3.0), lt), real(trial("sm90", 3.0, 3.0), variant.to_dict())),
+                    mnk="64_4096_64"),
+               dict(record(100.0, real(trial("cublaslt", 90.0, 100.0), lt)), mnk="4096_4096_4096")]
+    state = tmp_path / "state"
+    state.mkdir()
+    with gzip.open(state / "finished_f32_col.jsonl.gz", "wt") as f:
+        f.write("\n".join(json.dumps(r) for r in records) + "\n")
+    out = tmp_path / "sm90_f32.json"
+    assert main(["--state", str(state), "--out", str(out), "--objective", "call", "--host-us", "sm90=5"]) == 0
+    table = json.loads(out.read_text())
+    kernels = {(e["m"], e["k"]): e["kernel"] for e in table["entries"]}
+    assert kernels == {(64, 64): variant.config, (4096, 4096): "cublaslt"}
+    assert table["meta"]["tuner"]["objective"] == "call" and table["meta"]["tuner"]["host_us"]["sm90"] == 5.0
+    assert main(["--state", str(state), "--out", str(out)]) == 0  # by kernel time: the faster cuBLASLt rank
+    assert {(e["m"], e["k"]): e["kernel"] for e in json.loads(out.read_text())["entries"]}[(64, 64)] == "cublaslt"

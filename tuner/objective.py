@@ -1,0 +1,83 @@
+"""What a tuned table optimizes per shape: kernel time (the default) or time per call with the host side included.
+
+    kernel  the arm with the fastest kernel-only time, if it beats cuBLAS by --min-speedup (else cuBLAS)
+    call    among arms whose kernel is within --kernel-floor of the fastest (default 0.97: never more than ~3% slower
+            on the GPU), the one with the least kernel + host time per call, if it beats cuBLAS by --min-speedup in
+            kernel or in call time
+
+Why: for small shapes the host side is most of a call. A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on
+the H200 host, a built sm80 variant ~5.7 µs in total through the C fast path, an sm90 one ~8 µs (docs/results.md,
+session 2), against kernels of 3-10 µs. The host costs are per arm family, measured with `python -m kernels.overhead`
+and given with --host-us when they differ (another host, another driver).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OBJECTIVES = ("kernel", "call")
+# Host µs per call by arm family, H200 host, 2026-11-30 (kernels.overhead: fast path -> sm80 5.6-5.9, sm90 7.0-9.3,
+# cuBLASLt 14.8 / cuBLAS 11.4 incl. the fast path; torch.matmul 11.5-16.3).
+HOST_US_H200 = {"sm80": 5.7, "sm90": 8.0, "cublas": 12.0, "cublaslt": 12.0}
+
+
+def parse_host_us(text: str | None) -> dict[str, float]:
+    """'sm80=5.7,sm90=8' -> the H200 defaults updated with those values."""
+    costs = dict(HOST_US_H200)
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or name not in costs:
+            raise ValueError(f"--host-us wants family=µs pairs for {sorted(costs)}, got {item!r}")
+        costs[name] = float(value)
+        if costs[name] < 0:
+            raise ValueError(f"host µs must be >= 0, got {item!r}")
+    return costs
+
+
+@dataclass(frozen=True)
+class Objective:
+    kind: str = "kernel"
+    host_us: dict = field(default_factory=lambda: dict(HOST_US_H200))
+    kernel_floor: float = 0.97
+
+    def __post_init__(self):
+        if self.kind not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.kind!r}")
+        if not 0 < self.kernel_floor <= 1:
+            raise ValueError(f"kernel floor must be in (0, 1], got {self.kernel_floor}")
+
+    def call_us(self, kernel_us: float, family: str) -> float:
+        return kernel_us + self.host_us.get(family, self.host_us["cublas"])
+
+    def choose(self, record: dict, min_speedup: float) -> dict | None:
+        """The trial a table entry should run for this finished shape (a dict with "arm", "us", "speedup"), or None
+        for cuBLAS."""
+        if self.kind == "kernel":
+            best = record.get("best")
+            return best if best is not None and best["speedup"] >= min_speedup else None
+        cublas_us = record["cublas_us"]
+        measured = [t for t in record["trials"] if t.get("us") and not t.get("error") and t.get("speedup", 0) > 0]
+        fastest = min([t["us"] for t in measured] + [cublas_us])
+        eligible = [t for t in measured if t["us"] * self.kernel_floor <= fastest]
+        if not eligible:
+            return None
+        best = min(eligible, key=lambda t: (self.call_us(t["us"], t["arm"]["family"]), t["us"]))
+        # leaving cuBLAS takes a clear win (min_speedup, against measurement noise) in kernel or in call time
+        call_speedup = self.call_us(cublas_us, "cublas") / self.call_us(best["us"], best["arm"]["family"])
+        return best if max(cublas_us / best["us"], call_speedup) >= min_speedup else None
+
+    def host_bound(self, cublas_us: float) -> bool:
+        """Whether a shape's calls are mostly host time (its cuBLAS kernel is shorter than cuBLAS's host work), so that
+        a call-objective search should try cheap-launch arms first."""
+        return self.kind == "call" and cublas_us < self.host_us["cublas"]
+
+    def describe(self) -> dict:
+        out = {"objective": self.kind}
+        if self.kind == "call":
+            out.update(host_us=dict(self.host_us), kernel_floor=self.kernel_floor)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Objective":
+        """The inverse of describe() (what a tuning job receives in its payload)."""
+        d = d or {}
+        return cls(d.get("objective", "kernel"), dict(d.get("host_us") or HOST_US_H200), d.get("kernel_floor", 0.97))

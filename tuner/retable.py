@@ -1,0 +1,76 @@
+"""`python -m tuner.retable`: rebuild a tuned table from finished tuning records, without a GPU.
+
+    python -m tuner.retable --state benchmarks/h200-2026-11-30-s2/tune --acc f32 --b-layout col \
+        --objective call --out /tmp/sm90_f32_call.json [--host-us sm80=5.7] [--kernel-floor 0.97] [--min-speedup 1.01]
+
+The records (`finished_<acc>_<layout>.jsonl`, or `.jsonl.gz`) keep every trial of every shape, so a table for another
+objective (tuner/objective.py) or another --min-speedup is a pure function of them. The table's meta (GPU, driver,
+date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
+objective used.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+
+from tuner.objective import OBJECTIVES, Objective, parse_host_us
+
+
+def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
+    for path in (state / f"finished_{acc}_{b_layout}.jsonl", state / f"finished_{acc}_{b_layout}.jsonl.gz"):
+        if path.exists():
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt") as f:
+                records = {}
+                for line in f:
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:  # a torn last line (the store tolerates it too)
+                        continue
+                    records[record["mnk"]] = record
+                return list(records.values())
+    raise FileNotFoundError(f"no finished_{acc}_{b_layout}.jsonl(.gz) in {state}")
+
+
+def main(argv=None) -> int:
+    from tuner.arms import from_kernel_space
+    from tuner.tables import merge_entries, read_table, write_table
+    from tuner.tune_cli import ACC, table_entry
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--state", required=True, help="folder of finished_<acc>_<layout>.jsonl(.gz)")
+    p.add_argument("--acc", choices=tuple(ACC), default="f32")
+    p.add_argument("--b-layout", choices=("col", "row"), default="col")
+    p.add_argument("--objective", choices=OBJECTIVES, default="kernel")
+    p.add_argument("--host-us", default=None)
+    p.add_argument("--kernel-floor", type=float, default=0.97)
+    p.add_argument("--min-speedup", type=float, default=1.01)
+    p.add_argument("--out", required=True, help="table to write (entries of other layouts in it are kept)")
+    p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
+    args = p.parse_args(argv)
+    acc = ACC[args.acc]
+    objective = Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor)
+    records = read_records(Path(args.state), acc, args.b_layout)
+    _, configs = from_kernel_space(acc, args.b_layout, None)
+    configs = {name: cfg.to_dict() for name, cfg in configs.items()}
+    entries = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
+    out = Path(args.out)
+    source = Path(args.meta_from) if args.meta_from else out
+    old = read_table(source) if source.exists() else {"meta": {"acc": acc, "arch": "sm90"}, "entries": []}
+    meta = dict(old["meta"])
+    meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup}
+    kept = [e for e in (old["entries"] if source == out else []) if e["b_layout"] != args.b_layout]
+    write_table(out, meta, merge_entries(kept, entries))
+    kinds: dict[str, int] = {}
+    for e in entries:
+        family = e["kernel"].split("_", 1)[0]
+        kinds[family] = kinds.get(family, 0) + 1
+    print(json.dumps({"table": str(out), "entries": len(entries), "kernels": kinds, **objective.describe()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
