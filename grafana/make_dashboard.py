@@ -61,6 +61,9 @@ PANELS = [
      [("sum(hgemm_resident_operand_bytes)", "bytes held"), ("sum(hgemm_resident_budget_bytes)", "budget")], {}),
     ("Ready and backend", "stat", "none",
      [("min(hgemm_ready)", "ready"), ("sum by (backend, device) (hgemm_backend_info)", "{{backend}} {{device}}")], {}),
+    ("C fast path: GEMMs per second by outcome, prepared launches", "timeseries", "ops",
+     [("sum by (result) (rate(hgemm_fastpath_calls_total[$__rate_interval]))", "{{result}}"),
+      ("sum(hgemm_fastpath_entries)", "entries")], {}),
     ("Alerts (Prometheus ALERTS: 1 = pending or firing)", "state-timeline", "none",
      [('max by (alertname, alertstate) (ALERTS{alertname=~"Hgemm.*"})', "{{alertname}} {{alertstate}}")], {}),
 ]

@@ -7,7 +7,7 @@ import time
 from typing import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,10 @@ class Metrics:
         except Exception as error:  # no NVML (driver too old, container without it): the rest still works
             log.warning("NVML unavailable, no GPU utilization metrics: %s", error)
 
+    def watch_fast_path(self, stats) -> None:
+        """The dispatcher's C fast path (hits, misses, entries), read at scrape time; stats() -> dict or None."""
+        self.registry.register(FastPathCollector(stats))
+
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
@@ -121,6 +125,30 @@ class NvmlCollector:
         used.add_metric(label, float(memory.used))
         total.add_metric(label, float(memory.total))
         return [util, used, total]
+
+
+class FastPathCollector:
+    """GEMMs served by the C fast path (`hit`) or handed to the Python path (`miss`: first call of a shape or stream,
+    operands it does not serve, canary samples), and the launches it holds. A falling hit ratio under steady traffic
+    means shapes or streams keep changing, or operands arrive non-contiguous or misaligned."""
+
+    def __init__(self, stats):
+        self.stats = stats
+
+    def collect(self):
+        try:
+            stats = self.stats()
+        except Exception as error:  # metrics must never break a scrape
+            log.warning("fast path stats failed: %s", error)
+            return []
+        if not stats:
+            return []
+        calls = CounterMetricFamily("hgemm_fastpath_calls", "GEMMs by C fast path outcome", labels=["result"])
+        calls.add_metric(["hit"], float(stats["hits"]))
+        calls.add_metric(["miss"], float(stats["misses"]))
+        entries = GaugeMetricFamily("hgemm_fastpath_entries", "prepared launches held by the C fast path")
+        entries.add_metric([], float(stats["entries"]))
+        return [calls, entries]
 
 
 class RequestMetricsMiddleware:

@@ -56,6 +56,9 @@ class ServiceState:
             self.metrics.backend_info.labels(self.backend.name, self.backend.device).set(1)
             if self.backend.name == "gpu":
                 self.metrics.watch_gpu(self.backend.gpu_index, self.backend.pci_bus_id)
+                stats = getattr(getattr(self.backend, "dispatcher", None), "fast_path_stats", None)
+                if stats is not None:
+                    self.metrics.watch_fast_path(stats)
             self.not_ready_reason = "warm-up GEMM"
             warmup_check(self.backend)
         except Exception as error:

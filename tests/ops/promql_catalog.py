@@ -72,7 +72,10 @@ def exported_series() -> Exported:
     collector.index, collector.handle = 0, None
     collector.nvml = SimpleNamespace(nvmlDeviceGetUtilizationRates=lambda handle: SimpleNamespace(gpu=50),
                                      nvmlDeviceGetMemoryInfo=lambda handle: SimpleNamespace(used=1, total=2))
-    for family in collector.collect():
+    # Likewise the fast path's collector (GPU backend only), with stand-in stats.
+    from service.metrics import FastPathCollector
+
+    for family in [*collector.collect(), *FastPathCollector(lambda: {"hits": 1, "misses": 1, "entries": 1}).collect()]:
         for sample in family.samples:
             exported.labels[sample.name] = set(sample.labels) | TARGET_LABELS
     return exported

@@ -86,3 +86,23 @@ def test_unknown_paths_share_one_label():
             types, values = scrape((await client.get("/metrics")).text)
             assert value(values, "hgemm_requests_total", endpoint="unmatched", method="GET", status="404") == 3
     run(scenario())
+
+
+def test_fast_path_outcomes_are_read_at_scrape_time_and_absent_without_a_fast_path():
+    from service.metrics import Metrics
+
+    stats = {"hits": 5, "misses": 2, "entries": 1}
+    metrics = Metrics()
+    metrics.watch_fast_path(lambda: stats)
+    text = metrics.render()[0].decode()
+    assert 'hgemm_fastpath_calls_total{result="hit"} 5.0' in text
+    assert 'hgemm_fastpath_calls_total{result="miss"} 2.0' in text and "hgemm_fastpath_entries 1.0" in text
+    stats["hits"] = 9
+    assert 'hgemm_fastpath_calls_total{result="hit"} 9.0' in metrics.render()[0].decode()
+    quiet = Metrics()
+    quiet.watch_fast_path(lambda: None)  # fast path off or unavailable: no series
+    assert "hgemm_fastpath" not in quiet.render()[0].decode()
+    broken = Metrics()
+    broken.watch_fast_path(lambda: 1 / 0)  # a failing read never breaks the scrape
+    text = broken.render()[0].decode()
+    assert "hgemm_ready" in text and "hgemm_fastpath" not in text
