@@ -5,7 +5,9 @@ Cache key = sha256(generated source + repo headers it includes + flags + gencode
   lib/<name>-<key>.so    the shared object (plain C ABI, cudart static)
   lib/<name>-<key>.json  its manifest (name, keys, nvcc, CUTLASS version, compile seconds, config)
   build/                 generated .cu files, nvcc logs, ninja files (not needed to run; not packed)
-Only missing variants compile. `pack()`/`unpack()` move lib/ across machines as a .tar.gz.
+Only missing variants compile. `pack()`/`unpack()` move lib/ across machines as a .tar.gz. A build of the same
+source with the same nvcc release but another host compiler counts as cached when it loads here
+(`foreign_build`): variant sets can be compiled where CPU time is cheap and run on the GPU host.
 
 CLI: python -m kernels.build --set default [--jobs N] [--arch sm90,sm80] [--list] [--dry-run] [--deadline S]
                             [--pack F] [--unpack F]
@@ -147,6 +149,41 @@ def _paths(job: Job, key: str) -> tuple[Path, Path]:
     return _lib_dir() / f"{stem}.so", _lib_dir() / f"{stem}.json"
 
 
+def _nvcc_release(ver: str) -> str:
+    """The nvcc part of a toolchain string (without the host compiler line)."""
+    return ver.split("\nhost compiler:", 1)[0]
+
+
+def foreign_build(job: Job, ver: str) -> Path | None:
+    """A cached build of the same source, flags and nvcc release made with another host compiler, if it loads here.
+
+    The device code of such an object is what this machine's nvcc would produce; only the host code's compiler
+    differs, and an object that dlopens here (its libstdc++/glibc needs are met) runs the same kernel. This lets a
+    variant set compiled on one machine (a CI box, a workstation: CPU time is cheap) serve another (the GPU host,
+    where time is scarce) with the same CUDA toolkit. The reverse direction (a newer libstdc++) fails to load and is
+    skipped. HGEMM_FOREIGN_BUILDS=0 turns this off."""
+    if os.environ.get("HGEMM_FOREIGN_BUILDS", "1") == "0" or ver == NO_NVCC:
+        return None
+    source_key, release = job.source_key(), _nvcc_release(ver)
+    for manifest in sorted(_lib_dir().glob(f"{job.name}-*.json")):
+        try:
+            meta = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            continue
+        so_path = manifest.with_suffix(".so")
+        if (meta.get("source_key") != source_key or _nvcc_release(meta.get("nvcc", "")) != release
+                or not so_path.is_file()):
+            continue
+        try:
+            import ctypes
+
+            ctypes.CDLL(str(so_path))
+        except OSError:
+            continue
+        return so_path
+    return None
+
+
 # --- results -------------------------------------------------------------------------------------------------------
 @dataclass
 class VariantBuild:
@@ -239,8 +276,9 @@ def run_jobs(jobs: list[Job], n_jobs: int | None = None, dry_run: bool = False,
         key = job.key(ver)
         so_path, _ = _paths(job, key)
         result = VariantBuild(job.name)
-        if so_path.is_file():
-            result.path, result.cached = so_path, True
+        foreign = None if so_path.is_file() else foreign_build(job, ver)
+        if so_path.is_file() or foreign is not None:
+            result.path, result.cached = foreign or so_path, True
         elif dry_run:
             result.planned = True
         elif not nvcc:
@@ -328,7 +366,7 @@ def find_built(cfg: KernelConfig) -> Path | None:
     ver = nvcc_version()
     if ver != NO_NVCC:
         so_path = _paths(job, job.key(ver))[0]
-        return so_path if so_path.is_file() else None
+        return so_path if so_path.is_file() else foreign_build(job, ver)
     source_key = job.source_key()
     for manifest in sorted(_lib_dir().glob(f"{cfg.name}-*.json")):
         meta = json.loads(manifest.read_text())
@@ -376,6 +414,7 @@ def main(argv=None) -> int:
     parser.add_argument("--deadline", type=float, default=None, help="stop compiling after this many seconds")
     parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
     parser.add_argument("--arch", default="sm90,sm80", help="families to build, comma separated")
+    parser.add_argument("--exclude", default="", help="variant set(s) whose members to skip, e.g. default")
     parser.add_argument("--list", action="store_true", help="print the variant names and exit")
     parser.add_argument("--dry-run", action="store_true", help="show what is cached and what would compile")
     parser.add_argument("--pack", metavar="TAR_GZ", help="after building, write the cache's lib/ to this archive")
@@ -386,8 +425,10 @@ def main(argv=None) -> int:
         print(f"unpacked {len(unpack(args.unpack))} files into {_lib_dir()}")
     families = set(args.arch.split(","))
     configs = []
+    excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
     for name in args.set.split(","):
-        configs += [c for c in space.variant_set(name) if c.family in families and c not in configs]
+        configs += [c for c in space.variant_set(name) if c.family in families and c not in configs
+                    and c not in excluded]
     if args.list:
         for c in configs:
             print(c.name)

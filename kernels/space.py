@@ -168,6 +168,31 @@ def _default_for(acc: str, bl: str) -> list[KernelConfig]:
     ]
 
 
+def _wide_for(acc: str, bl: str) -> list[KernelConfig]:
+    """Beyond `default`, around what won the session-2 grid tuning on the H200 (benchmarks/h200-2026-11-30-s2): the
+    64x128 pingpong variant won most shapes our kernels took (24 of 25 with fp32 accumulation, 217 with fp16), the
+    256x128 cooperative one the large fp16 shapes, the 64x64 sm80 one the tiny fp16 shapes. Its neighbours: K=128
+    tiles (fewer barriers per K step), 64x64 and 64x192 pingpong, 128x128 pingpong, the winners with 2-CTA clusters,
+    128x192 / 128x256 cooperative (stream-K for the tail wave), and smaller-step sm80 tiles for tiny fp32 shapes."""
+    return [
+        _sm90(acc, bl, (64, 128, 128), schedule="pingpong"),
+        _sm90(acc, bl, (64, 64, 64), schedule="pingpong"),
+        _sm90(acc, bl, (64, 64, 128), schedule="pingpong"),
+        _sm90(acc, bl, (64, 192, 64), schedule="pingpong"),
+        _sm90(acc, bl, (128, 128, 64), schedule="pingpong"),
+        _sm90(acc, bl, (64, 128, 64), cluster=(1, 2), schedule="pingpong"),
+        _sm90(acc, bl, (64, 128, 64), cluster=(2, 1), schedule="pingpong"),
+        _sm90(acc, bl, (128, 64, 64), cluster=(2, 1), schedule="pingpong"),
+        _sm90(acc, bl, (128, 128, 64), cluster=(2, 1)),
+        _sm90(acc, bl, (128, 192, 64)),
+        _sm90(acc, bl, (256, 128, 64), cluster=(2, 1)),
+        _sm90(acc, bl, (128, 256, 64), scheduler="streamk"),
+        _sm80(acc, bl, (64, 64, 32), (32, 32, 32), 10),
+        _sm80(acc, bl, (128, 64, 64), (64, 32, 64), 3),
+        _sm80(acc, bl, (64, 128, 64), (32, 64, 64), 3),
+    ]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -185,6 +210,8 @@ def _smoke() -> list[KernelConfig]:
 VARIANT_SETS = {
     "smoke": _smoke,
     "default": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _default_for(a, bl)],
+    # default plus the wide additions, B column-major (x @ Wᵀ, the layout the grid tables are tuned for)
+    "wide": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "col") + _wide_for(a, "col")],
     "all": lambda: enumerate(),
 }
 

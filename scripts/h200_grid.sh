@@ -3,6 +3,7 @@
 #   OUT=dir GRID=tuner/grids/grid_1000.txt JOBS="fp32:col fp16:col" STATE=dir DEADLINE=300 bash scripts/h200_grid.sh
 # Each job is its own process on its own GPU (inline search: built kernels stay loaded), resumable from STATE (the
 # finished_<acc>_<layout>.jsonl files), and writes kernels/tables/sm90_<acc>.json when its deadline or the grid ends.
+# VARIANT_SET picks the kernel variants (default; wide = default + 30 more, B col-major).
 # Jobs beyond the GPU count wait for a free GPU. With EVAL_GRID set, each job's accumulator is then benchmarked on
 # its GPU (eval_one_file.sh, all baselines, both timings; layout col) and summarized.
 # Returns summary.txt and tune.tar.gz (state, tables, logs, eval results) in $OUT.
@@ -15,7 +16,7 @@ say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 [ -n "${SKIP_ENV:-}" ] || source scripts/device_env.sh
 mkdir -p .cache/hgemm
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
-timeout 200 python3 -m kernels.build --set default --jobs "$(nproc)" > $W/logs/build.log 2>&1
+timeout 200 python3 -m kernels.build --set ${VARIANT_SET:-default} --jobs "$(nproc)" > $W/logs/build.log 2>&1
 say "$(tail -1 $W/logs/build.log)"
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 say "== tune $GRID: jobs [$JOBS] on GPUs [${GPUS[*]}], deadline ${DEADLINE}s each, t=$(el)"
@@ -24,7 +25,7 @@ for job in $JOBS; do
   acc=${job%%:*}; layout=${job##*:}
   if [ ${#pids[@]} -ge ${#GPUS[@]} ]; then wait -n; fi  # a GPU frees up
   gpu=${GPUS[$(( slot % ${#GPUS[@]} ))]}; slot=$((slot + 1))
-  python3 -m tuner.tune --env gpu --grid "$GRID" --acc $acc --b-layout $layout --gpus $gpu --variant-set default \
+  python3 -m tuner.tune --env gpu --grid "$GRID" --acc $acc --b-layout $layout --gpus $gpu --variant-set ${VARIANT_SET:-default} \
     --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.4} --deadline-seconds $DEADLINE \
     --state-dir "$STATE" --tables-dir kernels/tables --min-speedup ${TUNE_MIN_SPEEDUP:-1.01} \
     > $W/logs/tune_${acc}_$layout.log 2>&1 &

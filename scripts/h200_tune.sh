@@ -4,7 +4,7 @@
 # the CUDA-L2 grid; writes kernels/tables/sm90_<acc>.json), benchmark a sample against all baselines (kernel-only and
 # per call), summarize. Knobs (env): GRID, TUNE_ACCS ("fp32 fp16"), TUNE_LAYOUTS ("col row"), HOLDOUT, TUNE_DEADLINE
 # (s per acc x layout), TUNE_TRIALS, TUNE_SECONDS, TUNE_MIN_SPEEDUP, EVAL_GRID, EVAL_ACCS, SKIP_TESTS, SKIP_OVERHEAD,
-# SKIP_TUNE, SKIP_EVAL, PACK, and the *_TIMEOUT limits. Tuning uses every visible GPU (one worker each).
+# SKIP_TUNE, SKIP_EVAL, PACK, VARIANT_SET (default | wide), and the *_TIMEOUT limits. Tuning uses every visible GPU (one worker each).
 # Returns at most 4 files in $OUT: summary.txt, logs.tar.gz, results.tar.gz (tables, tuning state, eval, plots),
 # kernel_cache.tar.gz (built variants, for `python -m kernels.build --unpack` on a machine with the same toolchain).
 set -uo pipefail
@@ -22,13 +22,13 @@ for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/h
 python3 -c 'import kernels.fastpath as f; f.load(); print("fast path:", f.unavailable_reason() or "built")' \
   | tee -a "$OUT/summary.txt"
 say "== build default t=$(el)"
-timeout ${BUILD_TIMEOUT:-200} python3 -m kernels.build --set default --jobs "$(nproc)" > $W/logs/build.log 2>&1
+timeout ${BUILD_TIMEOUT:-200} python3 -m kernels.build --set ${VARIANT_SET:-default} --jobs "$(nproc)" > $W/logs/build.log 2>&1
 say "$(tail -1 $W/logs/build.log)"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   timeout 60 python3 -m pytest tests/kernels/test_fastpath.py -q -p no:cacheprovider -m "not gpu" > $W/logs/test_fastpath_cpu.log 2>&1
   say "fast path CPU-stub tests: $(tail -1 $W/logs/test_fastpath_cpu.log)"
   for area in kernels tuner service; do
-    HGEMM_TEST_SET=default timeout ${TEST_TIMEOUT:-150} python3 -m pytest tests/$area -m gpu -q -o timeout=100 \
+    HGEMM_TEST_SET=${VARIANT_SET:-default} timeout ${TEST_TIMEOUT:-150} python3 -m pytest tests/$area -m gpu -q -o timeout=100 \
       -p no:cacheprovider > $W/logs/test_$area.log 2>&1
     say "gpu tests $area: $(tail -1 $W/logs/test_$area.log)"
     grep -E "^(FAILED|ERROR)" $W/logs/test_$area.log | head -5 | tee -a "$OUT/summary.txt"
@@ -49,7 +49,7 @@ if [ "${SKIP_TUNE:-0}" != 1 ]; then
     for layout in ${TUNE_LAYOUTS:-col}; do
       say "== tune $GRID ($acc, $layout) t=$(el)"
       timeout ${TUNE_TIMEOUT:-300} python3 -m tuner.tune --env gpu --grid $GRID --acc $acc --b-layout $layout \
-        --variant-set default --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.6} \
+        --variant-set ${VARIANT_SET:-default} --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.6} \
         --deadline-seconds ${TUNE_DEADLINE:-240} --state-dir $W/results/tune --tables-dir kernels/tables \
         --holdout-fraction ${HOLDOUT:-0.15} --min-speedup ${TUNE_MIN_SPEEDUP:-1.0} > $W/logs/tune_${acc}_$layout.log 2>&1
       grep -v "^tune " $W/logs/tune_${acc}_$layout.log | tail -12 | tee -a "$OUT/summary.txt"

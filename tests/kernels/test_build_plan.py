@@ -307,3 +307,51 @@ def test_runtime_packs_the_abi_struct(tmp_path, monkeypatch):
         kernel(FakeCudaTensor((64, 512), (1, 64), 0x1000), b, out)
     with pytest.raises(runtime.KernelError, match="exports variant"):
         runtime.CompiledKernel(SM90, so)
+
+
+# --- builds made by another host compiler ---------------------------------------------------------------------------
+LOCAL = "nvcc: Cuda compilation tools, release 13.0, V13.0.88\nhost compiler: gcc (Debian 12.2.0) 12.2.0"
+
+
+def _place(cache: Path, job: build.Job, nvcc: str, tag: str, loadable: bool = True) -> Path:
+    """A cached object of job as another machine would have packed it: lib/<name>-<tag>.so plus its manifest."""
+    lib = cache / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    so = lib / f"{job.name}-{tag}.so"
+    if loadable:
+        src = cache / f"{tag}.c"
+        src.write_text("int foreign_marker(void) { return 7; }\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    else:
+        so.write_bytes(b"not an ELF object")
+    manifest = {"name": job.name, "key": tag, "source_key": job.source_key(), "nvcc": nvcc}
+    so.with_suffix(".json").write_text(__import__("json").dumps(manifest))
+    return so
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_a_build_by_another_host_compiler_with_the_same_nvcc_is_used_when_it_loads(cache, monkeypatch):
+    job = build.variant_job(SM80)
+    other_host = LOCAL.replace("gcc (Debian 12.2.0) 12.2.0", "gcc (Ubuntu 13.2.0) 13.2.0")
+    assert build.foreign_build(job, LOCAL) is None
+    _place(cache, job, other_host, "broken", loadable=False)  # does not dlopen here: skipped
+    _place(cache, job, LOCAL.replace("V13.0.88", "V12.8.93"), "oldnvcc")  # another nvcc: other device code
+    assert build.foreign_build(job, LOCAL) is None
+    good = _place(cache, job, other_host, "portable")
+    assert build.foreign_build(job, LOCAL) == good
+    monkeypatch.setattr(build, "nvcc_version", lambda nvcc=None: LOCAL)
+    assert build.find_built(SM80) == good  # what runtime.load finds
+    report = build.run_jobs([job], dry_run=True)
+    assert report.variants[0].cached and report.variants[0].path == good  # and what a build counts as cached
+    monkeypatch.setenv("HGEMM_FOREIGN_BUILDS", "0")
+    assert build.foreign_build(job, LOCAL) is None
+
+
+def test_other_source_is_never_taken_for_a_foreign_build(cache):
+    job = build.variant_job(SM80)
+    other = build.variant_job(KernelConfig("sm80", "f16", "row", (64, 64, 64), warp=(32, 32, 64), stages=4,
+                                           alignment=4))
+    _place(cache, other, LOCAL.replace("12.2.0) 12.2.0", "13.2.0) 13.2.0"), "x")
+    (cache / "lib" / f"{other.name}-x.so").rename(cache / "lib" / f"{job.name}-x.so")
+    (cache / "lib" / f"{other.name}-x.json").rename(cache / "lib" / f"{job.name}-x.json")
+    assert build.foreign_build(job, LOCAL) is None  # same name, different source key
