@@ -164,6 +164,8 @@ def foreign_build(job: Job, ver: str) -> Path | None:
     skipped. HGEMM_FOREIGN_BUILDS=0 turns this off."""
     if os.environ.get("HGEMM_FOREIGN_BUILDS", "1") == "0" or ver == NO_NVCC:
         return None
+    if job.config is None or job.libs:  # variants only: self-contained (CUTLASS + static cudart), no linked library
+        return None                      # whose headers could differ between the machines (the cuBLAS wrapper)
     source_key, release = job.source_key(), _nvcc_release(ver)
     for manifest in sorted(_lib_dir().glob(f"{job.name}-*.json")):
         try:

@@ -345,6 +345,11 @@ def test_a_build_by_another_host_compiler_with_the_same_nvcc_is_used_when_it_loa
     assert report.variants[0].cached and report.variants[0].path == good  # and what a build counts as cached
     monkeypatch.setenv("HGEMM_FOREIGN_BUILDS", "0")
     assert build.foreign_build(job, LOCAL) is None
+    monkeypatch.delenv("HGEMM_FOREIGN_BUILDS")
+    wrapper = build.Job("hgemm_cublas_arms", "// wrapper", ("-gencode=arch=compute_90a,code=sm_90a",),
+                        libs=("cublas",))
+    _place(cache, wrapper, other_host, "elsewhere")
+    assert build.foreign_build(wrapper, LOCAL) is None  # linked against a library: never taken from elsewhere
 
 
 def test_other_source_is_never_taken_for_a_foreign_build(cache):
