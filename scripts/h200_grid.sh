@@ -3,7 +3,8 @@
 #   OUT=dir GRID=tuner/grids/grid_1000.txt JOBS="fp32:col fp16:col" STATE=dir DEADLINE=300 bash scripts/h200_grid.sh
 # Each job is its own process on its own GPU (inline search: built kernels stay loaded), resumable from STATE (the
 # finished_<acc>_<layout>.jsonl files), and writes kernels/tables/sm90_<acc>.json when its deadline or the grid ends.
-# VARIANT_SET picks the kernel variants (default; wide = default + 30 more, B col-major).
+# VARIANT_SET picks the kernel variants (default; wide = default + 30 more, B col-major); TESTS=1 runs their GPU
+# correctness suite first.
 # Jobs beyond the GPU count wait for a free GPU. With EVAL_GRID set, each job's accumulator is then benchmarked on
 # its GPU (eval_one_file.sh, all baselines, both timings; layout col) and summarized.
 # Returns summary.txt and tune.tar.gz (state, tables, logs, eval results) in $OUT.
@@ -18,6 +19,12 @@ mkdir -p .cache/hgemm
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
 timeout 200 python3 -m kernels.build --set ${VARIANT_SET:-default} --jobs "$(nproc)" > $W/logs/build.log 2>&1
 say "$(tail -1 $W/logs/build.log)"
+if [ "${TESTS:-0}" = 1 ]; then  # the variants' GPU correctness suite first (fp64 reference, zero-one, graphs, ...)
+  HGEMM_TEST_SET=${VARIANT_SET:-default} timeout ${TEST_TIMEOUT:-200} python3 -m pytest tests/kernels -m gpu -q \
+    -p no:cacheprovider > $W/logs/test_kernels.log 2>&1
+  say "gpu tests kernels (${VARIANT_SET:-default}): $(tail -1 $W/logs/test_kernels.log)"
+  grep -E "^(FAILED|ERROR)" $W/logs/test_kernels.log | head -5 | tee -a "$OUT/summary.txt"
+fi
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 say "== tune $GRID: jobs [$JOBS] on GPUs [${GPUS[*]}], deadline ${DEADLINE}s each, t=$(el)"
 pids=(); slot=0
