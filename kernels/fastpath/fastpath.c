@@ -72,16 +72,28 @@ static Entry* find_slot(Entry* slots, Py_ssize_t capacity, const Key* key) {
   return &slots[i];
 }
 
+// Releasing a reference can run Python code (a destructor), which may switch threads; so the table is made
+// consistent first and the old references are dropped last, never while an entry is half written.
 static void clear_entries(FastTable* t) {
+  Py_ssize_t n = 0;
+  PyObject** old = t->count ? PyMem_Malloc(sizeof(PyObject*) * 2 * (size_t)t->count) : NULL;
   for (Py_ssize_t i = 0; i < t->capacity; i++) {
     Entry* e = &t->slots[i];
     if (e->used) {
       e->used = 0;
-      Py_CLEAR(e->selection);
-      Py_CLEAR(e->keep);
+      if (old) {
+        old[n++] = e->selection;
+        old[n++] = e->keep;
+      } else {  // out of memory: drop them right away (a destructor could still run; the entry is already unused)
+        Py_XDECREF(e->selection);
+        Py_XDECREF(e->keep);
+      }
+      e->selection = e->keep = NULL;
     }
   }
   t->count = 0;
+  for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(old[i]);
+  PyMem_Free(old);
 }
 
 static int grow(FastTable* t) {
@@ -299,9 +311,10 @@ static PyObject* table_put(PyObject* self, PyObject* args) {
   memset(&key, 0, sizeof key);
   key.m = m, key.n = n, key.k = k, key.device = device, key.stream = stream, key.flags = b_col | (acc16 << 1);
   Entry* e = find_slot(t->slots, t->capacity, &key);
+  PyObject *old_selection = NULL, *old_keep = NULL;  // released once the entry is whole again
   if (e->used) {
-    Py_CLEAR(e->selection);
-    Py_CLEAR(e->keep);
+    old_selection = e->selection;
+    old_keep = e->keep;
   } else {
     t->count++;
   }
@@ -318,6 +331,8 @@ static PyObject* table_put(PyObject* self, PyObject* args) {
   e->selection = selection;
   e->keep = keep;
   PyBuffer_Release(&tmpl);
+  Py_XDECREF(old_selection);
+  Py_XDECREF(old_keep);
   Py_RETURN_NONE;
 }
 

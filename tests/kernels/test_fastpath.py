@@ -295,6 +295,42 @@ def test_real_launchers_describe_their_launch(world):
     assert fields[5] == STREAM and fields[7:10] == (8, 16, 32) and fields[10:13] == (0, 0, 0)
 
 
+
+def test_threads_calling_while_another_empties_the_table_get_right_answers(world):
+    import threading
+
+    d = dispatcher(world)
+    shapes = [(8, 16, 32, "row"), (16, 32, 64, "col"), (24, 40, 56, "row")]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def caller(seed):
+        try:
+            for i in range(60):
+                m, n, k, layout = shapes[(seed + i) % len(shapes)]
+                a, b = operands(m, n, k, layout, seed * 1000 + i)
+                out, _ = d.run(a, b, layout, "f32", out=poisoned(m, n))
+                check(out, a, b, layout)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    def clearer():
+        while not stop.is_set():
+            d.clear_cache()
+
+    threads = [threading.Thread(target=caller, args=(seed,)) for seed in range(4)]
+    wiper = threading.Thread(target=clearer)
+    wiper.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    wiper.join()
+    assert not errors, errors[0]
+    stats = d.fast_path_stats()
+    assert stats["hits"] + stats["misses"] == 240
+
 # ---- on the GPU: real kernels, real streams, CUDA graphs ---------------------------------------------------------
 def _gpu_dispatcher(choice: str, m: int, n: int, k: int):
     from kernels import space
