@@ -136,6 +136,8 @@ def render_markdown(report: Report, title: str) -> str:
     if report.verdict == "inconclusive":
         lines.append("The load generator ran out of CPU before the service missed the SLO: rerun with more Locust "
                      "processes (`--processes N`) to find the service's saturation point.")
+    lines.append("Generator CPU % is Locust's own sample of its busiest process, which Locust refreshes every 10 s: "
+                 "a step shorter than that can show 0 or the previous step's value.")
     if any(r.bottleneck == "users" for r in report.steps):
         lines.append("Some steps were limited by the users (latency >= 1/user-rate): the offered load was below "
                      "target there, which happens only once latency is far above the SLO.")
