@@ -22,8 +22,14 @@ run() {  # name port command...
     -- --processes ${LOCUST_PROCS:-4} > $W/${name}_locust.log 2>&1
   echo "report exit status $?" >> "$OUT/summary.txt"
   cat $W/$name/${SCENARIO}_report.md >> "$OUT/summary.txt" 2>/dev/null
+  # the server's own view of the same run (the naive server has none): where a request's time went inside it
+  if curl -sf localhost:$port/metrics > $W/${name}_metrics.txt; then
+    python3 -m loadtest.server_time $W/${name}_metrics.txt | tee -a "$OUT/summary.txt"
+  else
+    rm -f $W/${name}_metrics.txt; touch $W/${name}_metrics.txt
+  fi
   kill $pid; wait $pid 2>/dev/null
-  tar czf "$OUT/load_${name}.tar.gz" -C $W $name ${name}_server.log ${name}_locust.log
+  tar czf "$OUT/load_${name}.tar.gz" -C $W $name ${name}_server.log ${name}_locust.log ${name}_metrics.txt
 }
 want() { case " ${RUNS:-batched unbatched naive} " in *" $1 "*) return 0;; esac; return 1; }
 want batched && run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
