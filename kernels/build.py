@@ -379,13 +379,17 @@ def find_built(cfg: KernelConfig) -> Path | None:
 
 
 # --- moving the cache across machines ------------------------------------------------------------------------------
-def pack(path) -> Path:
-    """Write lib/ (the .so files and manifests) to a .tar.gz."""
+def pack(path, objects=None) -> Path:
+    """Write lib/ (the .so files and manifests) to a .tar.gz; with `objects` (.so paths), only those and their
+    manifests (what one build produced or found, e.g. the variants a set adds)."""
     path = Path(path)
+    if objects is None:
+        files = [f for f in sorted(_lib_dir().glob("*")) if f.suffix in (".so", ".json")]
+    else:
+        files = [f for so in sorted(set(map(Path, objects))) for f in (so, so.with_suffix(".json")) if f.is_file()]
     with tarfile.open(path, "w:gz") as tar:
-        for f in sorted(_lib_dir().glob("*")):
-            if f.suffix in (".so", ".json"):
-                tar.add(f, arcname=f"lib/{f.name}")
+        for f in files:
+            tar.add(f, arcname=f"lib/{f.name}")
     return path
 
 
@@ -419,7 +423,7 @@ def main(argv=None) -> int:
     parser.add_argument("--exclude", default="", help="variant set(s) whose members to skip, e.g. default")
     parser.add_argument("--list", action="store_true", help="print the variant names and exit")
     parser.add_argument("--dry-run", action="store_true", help="show what is cached and what would compile")
-    parser.add_argument("--pack", metavar="TAR_GZ", help="after building, write the cache's lib/ to this archive")
+    parser.add_argument("--pack", metavar="TAR_GZ", help="after building, write these variants' objects to this archive")
     parser.add_argument("--unpack", metavar="TAR_GZ", help="restore an archive into the cache before building")
     args = parser.parse_args(argv)
 
@@ -440,8 +444,8 @@ def main(argv=None) -> int:
     print(report.table())
     for v in report.failed:
         print(f"\n--- {v.name}\n{v.error}", file=sys.stderr)
-    if args.pack:
-        print(f"packed {pack(args.pack)}")
+    if args.pack:  # the objects of this invocation's variants only
+        print(f"packed {pack(args.pack, report.paths.values())}")
     return 0 if report.ok else 1
 
 

@@ -360,3 +360,16 @@ def test_other_source_is_never_taken_for_a_foreign_build(cache):
     (cache / "lib" / f"{other.name}-x.so").rename(cache / "lib" / f"{job.name}-x.so")
     (cache / "lib" / f"{other.name}-x.json").rename(cache / "lib" / f"{job.name}-x.json")
     assert build.foreign_build(job, LOCAL) is None  # same name, different source key
+
+
+def test_pack_can_hold_just_the_objects_of_one_build(cache, tmp_path):
+    lib = cache / "lib"
+    lib.mkdir(parents=True)
+    for stem in ("a-1", "b-2"):
+        (lib / f"{stem}.so").write_bytes(b"\x7fELF")
+        (lib / f"{stem}.json").write_text("{}")
+    archive = build.pack(tmp_path / "some.tar.gz", [lib / "b-2.so"])
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["lib/b-2.json", "lib/b-2.so"]
+    with tarfile.open(build.pack(tmp_path / "all.tar.gz")) as tar:
+        assert len(tar.getnames()) == 4
