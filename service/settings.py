@@ -26,6 +26,11 @@ class Settings(BaseSettings):
     api_keys: str = Field("", description="comma-separated bearer tokens; empty disables auth")
     num_streams: int = Field(8, ge=1, le=64)
     canary_rate: float = Field(0.0, ge=0.0, le=1.0)
+    gil_switch_interval_us: int = Field(
+        0, ge=0, le=100_000,
+        description="Python's thread switch interval (sys.setswitchinterval) in µs; 0 keeps Python's 5000. The event "
+                    "loop and the batch thread share the GIL: a shorter interval bounds how long one waits for the "
+                    "other (an experiment for large bodies, docs/notes.md)")
 
     @property
     def api_key_list(self) -> list[str]:

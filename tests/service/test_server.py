@@ -96,3 +96,24 @@ def test_real_server_matches_float64_then_shuts_down_cleanly(server, tmp_path):
     # uvicorn re-raises the signal after a graceful shutdown, so -SIGTERM is a clean exit too
     assert process.returncode in (0, -signal.SIGTERM), output
     assert "Application shutdown complete" in output and "Traceback" not in output, output
+
+
+def test_gil_switch_interval_setting_reaches_python_before_serving(monkeypatch):
+    import sys
+
+    import service.__main__ as entry
+    from service.settings import Settings
+
+    monkeypatch.setenv("HGEMM_GIL_SWITCH_INTERVAL_US", "250")
+    assert Settings().gil_switch_interval_us == 250
+    served = {}
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **kwargs: served.update(kwargs))
+    before = sys.getswitchinterval()
+    try:
+        entry.main()
+        assert sys.getswitchinterval() == pytest.approx(250e-6) and served["port"] == Settings().port
+    finally:
+        sys.setswitchinterval(before)
+    monkeypatch.setenv("HGEMM_GIL_SWITCH_INTERVAL_US", "-1")
+    with pytest.raises(ValueError):
+        Settings()
