@@ -431,7 +431,10 @@ class Dispatcher:
             fallback.run(a, b, out)
             return out, fallback
         if (canary or (self._canary_rate and self._rng() < self._canary_rate)) and not _capturing(a):
-            return self._canary(sel, a, b, out, (m, n, k, b_layout, acc))
+            out, ran = self._canary(sel, a, b, out, (m, n, k, b_layout, acc))
+            if ran is sel and self._fast is not None:  # it agreed with cuBLAS: serve it from C from now on
+                self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
+            return out, ran
         if self._fast is not None:
             self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
         return out, sel

@@ -230,13 +230,16 @@ def test_launch_error_empties_the_table_and_the_python_path_quarantines(world):
 def test_canary_samples_every_nth_tuned_call_and_quarantines_a_wrong_variant(world):
     _, libs = world
     events: list[DispatchEvent] = []
-    d = dispatcher(world, events=events, canary_rate=0.25)
-    assert d._fast.canary_every == 4
+    d = dispatcher(world, events=events, canary_rate=1.0)
     a, b = operands(8, 16, 32, "row", 0)
-    for _ in range(9):  # 1 Python-path call (the draw: rate 0.25), then 8 fast calls: 2 samples
+    d.run(a, b, "row", "f32")  # the Python path: sampled (rate 1), agreed with cuBLAS, registered all the same
+    assert d.fast_path_stats()["entries"] == 1 and [e.kind for e in events] == ["canary"]
+    d.canary_rate = 0.25
+    assert d._fast.canary_every == 4
+    for _ in range(8):  # served from C: every 4th is handed back for a canary, nothing is drawn
         d.run(a, b, "row", "f32")
     samples = [e for e in events if e.kind == "canary"]
-    assert 2 <= len(samples) <= 3 and all(e.ok for e in samples)
+    assert len(samples) == 3 and all(e.ok for e in samples) and d.fast_path_stats()["hits"] == 6
     libs["row"].stub_set(0, 1)  # the variant now loses its first row
     for _ in range(4):
         out, sel = d.run(a, b, "row", "f32", out=poisoned(8, 16))
