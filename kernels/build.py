@@ -15,6 +15,7 @@ CLI: python -m kernels.build --set default [--jobs N] [--arch sm90,sm80] [--list
 from __future__ import annotations
 
 import argparse
+import ctypes
 import functools
 import hashlib
 import importlib.util
@@ -177,8 +178,6 @@ def foreign_build(job: Job, ver: str) -> Path | None:
                 or not so_path.is_file()):
             continue
         try:
-            import ctypes
-
             ctypes.CDLL(str(so_path))
         except OSError:
             continue

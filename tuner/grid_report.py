@@ -56,10 +56,15 @@ def kernel_mix(rows: list[dict]) -> dict:
     return {bucket: dict(counts) for bucket, counts in mix.items()}
 
 
+def speedup_rows(rows: list[dict]) -> list[dict]:
+    """The rows in tuner.summary's long form (one speedup per shape against the tuner's reference)."""
+    return [{"mnk": r["mnk"], "flop": r["flop"], "timing": TIMING, "baseline": BASELINE, "speedup": r["speedup"]}
+            for r in rows]
+
+
 def report(table: dict, rows: list[dict], missing: list[str]) -> str:
     meta = table.get("meta", {})
-    speedups = [{"mnk": r["mnk"], "flop": r["flop"], "timing": TIMING, "baseline": BASELINE, "speedup": r["speedup"]}
-                for r in rows]
+    speedups = speedup_rows(rows)
     lines = [f"# Tuned table over the grid: {meta.get('gpu', '?')} {meta.get('arch', '')}, acc {meta.get('acc', '?')}",
              "",
              f"Table tuned {meta.get('date', '?')} (commit {meta.get('commit', '?')}; driver {meta.get('driver', '?')}, "
@@ -104,11 +109,9 @@ def main(argv=None) -> int:
         (out / f"grid_{acc}.md").write_text(text)
         figures = out / f"plots_{acc}"
         figures.mkdir(exist_ok=True)
-        speedups = [{"mnk": r["mnk"], "flop": r["flop"], "timing": TIMING, "baseline": BASELINE,
-                     "speedup": r["speedup"]} for r in rows]
         tflops = [{"competitor": name, "flop": r["flop"], "kernel_tflops": r[column], "call_tflops": None}
                   for r in rows for name, column in (("ours", "tflops"), ("cuBLAS", "cublas_tflops"))]
-        plot(speedups, tflops, figures)
+        plot(speedup_rows(rows), tflops, figures)
         print(text)
     return 0
 

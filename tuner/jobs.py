@@ -46,11 +46,10 @@ def tune_job(payload: dict) -> dict:
     agent = Agent.from_state_dict(payload["agent"], refresh=False)  # agent_search refreshes first
     shape = parse_mnk(payload["mnk"])
     t_agent = time.perf_counter()
-    env.cublas_us(shape)  # cached: the search below reuses it
-    candidates = env.candidates(shape)
+    cublas_us = env.cublas_us(shape)  # operands, reference and cuBLAS timing (cached: the search reuses them)
     t_setup = time.perf_counter()
     objective = Objective.from_dict(payload.get("objective"))
-    cheap = (lambda arm: arm.family == "sm80") if objective.host_bound(env.cublas_us(shape)) else None
+    cheap = (lambda arm: arm.family == "sm80") if objective.host_bound(cublas_us) else None
     result = agent_search(agent, env, shape, budget_trials=payload.get("budget_trials"),
                           budget_seconds=payload.get("budget_seconds"), batch=payload.get("batch", 1), prefer=cheap)
     t_end = time.perf_counter()
@@ -58,10 +57,10 @@ def tune_job(payload: dict) -> dict:
     return {
         "mnk": shape.mnk, "acc": spec["acc"], "b_layout": spec["b_layout"], "cublas_us": result.cublas_us,
         "seconds": result.seconds, "worker": payload.get("gpu"), "pid": os.getpid(),
-        # where the job's wall time went (tuning cost report): environment, model snapshot, baseline + candidate list
-        # (cuBLAS timing, cuBLASLt heuristic query), and the search itself
+        # where the job's wall time went (tuning cost report): environment, model snapshot, the shape's operands and
+        # cuBLAS baseline, and the search itself (candidate list with the cuBLASLt heuristic query, trials)
         "job_seconds": {"env": t_env - t0, "agent": t_agent - t_env, "setup": t_setup - t_agent,
-                        "search": t_end - t_setup, "total": t_end - t0, "candidates": len(candidates)},
+                        "search": t_end - t_setup, "total": t_end - t0},
         "best": None if best is None else {"arm": best.arm.to_dict(), "us": best.us, "speedup": best.speedup},
         "trials": [{"arm": t.arm.to_dict(), "us": t.us, "speedup": t.speedup, "error": t.error}
                    for t in result.trials],

@@ -14,9 +14,10 @@ import argparse
 import gzip
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
-from tuner.objective import OBJECTIVES, Objective, parse_host_us
+from tuner.objective import OBJECTIVES
 
 
 def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
@@ -38,7 +39,8 @@ def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
 def main(argv=None) -> int:
     from tuner.arms import from_kernel_space
     from tuner.tables import merge_entries, read_table, write_table
-    from tuner.tune_cli import ACC, table_entry
+    from tuner.grid_report import family
+    from tuner.tune_cli import ACC, objective_of, table_entry
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--state", required=True, help="folder of finished_<acc>_<layout>.jsonl(.gz)")
@@ -52,7 +54,7 @@ def main(argv=None) -> int:
     p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
     args = p.parse_args(argv)
     acc = ACC[args.acc]
-    objective = Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor)
+    objective = objective_of(args)
     records = read_records(Path(args.state), acc, args.b_layout)
     _, configs = from_kernel_space(acc, args.b_layout, None)
     configs = {name: cfg.to_dict() for name, cfg in configs.items()}
@@ -64,10 +66,7 @@ def main(argv=None) -> int:
     meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup}
     kept = [e for e in (old["entries"] if source == out else []) if e["b_layout"] != args.b_layout]
     write_table(out, meta, merge_entries(kept, entries))
-    kinds: dict[str, int] = {}
-    for e in entries:
-        family = e["kernel"].split("_", 1)[0]
-        kinds[family] = kinds.get(family, 0) + 1
+    kinds = Counter(family(e["kernel"]) for e in entries)
     print(json.dumps({"table": str(out), "entries": len(entries), "kernels": kinds, **objective.describe()}))
     return 0
 
