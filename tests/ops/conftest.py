@@ -72,6 +72,18 @@ class Process:
                 self.proc.wait(timeout=5)
         self.handle.close()
 
+    def serve(self, url: str, ready_path: str, timeout: float, what: str):
+        """Yield `url` once GET url+ready_path answers 200 (failing early if the process dies); stop it afterwards.
+        Meant for `yield from` in a fixture."""
+        try:
+            def ready():
+                self.check_alive()
+                return httpx.get(f"{url}{ready_path}", timeout=2).status_code == 200
+            wait_until(ready, timeout, what)
+            yield url
+        finally:
+            self.stop()
+
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
@@ -80,12 +92,4 @@ def service(tmp_path_factory):
     env = {**os.environ, "HGEMM_BACKEND": "cpu", "HGEMM_HOST": "127.0.0.1", "HGEMM_PORT": str(port),
            "HGEMM_API_KEYS": ""}
     proc = Process([PYTHON, "-m", "service"], tmp_path_factory.mktemp("service") / "service.log", env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        def ready():
-            proc.check_alive()
-            return httpx.get(f"{url}/health/ready", timeout=2).status_code == 200
-        wait_until(ready, 90, "the service to become ready")
-        yield url
-    finally:
-        proc.stop()
+    yield from proc.serve(f"http://127.0.0.1:{port}", "/health/ready", 90, "the service to become ready")

@@ -38,15 +38,7 @@ def prometheus(service, tmp_path_factory):
     port = free_port()
     proc = Process([binary, f"--config.file={work / 'prometheus.yml'}", f"--storage.tsdb.path={work / 'data'}",
                     f"--web.listen-address=127.0.0.1:{port}"], work / "prometheus.log")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        def ready():
-            proc.check_alive()
-            return httpx.get(f"{url}/-/ready", timeout=2).status_code == 200
-        wait_until(ready, 60, "Prometheus to become ready")
-        yield url
-    finally:
-        proc.stop()
+    yield from proc.serve(f"http://127.0.0.1:{port}", "/-/ready", 60, "Prometheus to become ready")
 
 
 def query(prometheus: str, expr: str) -> list[dict]:
