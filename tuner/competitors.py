@@ -100,12 +100,12 @@ def baselines(acc: str, m: int, n: int, k: int, judge: Callable[[Competitor], fl
     return made
 
 
-def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=None) -> Competitor:
+def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=None, name: str = OURS) -> Competitor:
     from kernels.dispatch import Dispatcher
 
     d = dispatcher or Dispatcher.default()
     sel = d.select(m, n, k, b_layout=b_layout, acc=acc)
-    return Competitor(OURS, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
+    return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback})
 
 

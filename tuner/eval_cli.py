@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tuner.competitors import BASELINES
 from tuner.shapes import parse_mnk, read_grid
@@ -35,7 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--b_layout", choices=("col", "row"), default="col",
                    help="B layout for our kernels: col = N×K (x @ Wᵀ, TN), row = K×N (NN)")
     p.add_argument("--ours", default="dispatcher", help="'dispatcher', 'none', or a variant name")
+    p.add_argument("--also_tables", default="", metavar="NAME=DIR[,NAME=DIR]",
+                   help="more dispatchers to compete as ours[NAME], each with the tables in DIR (e.g. a table tuned for "
+                        "another objective), timed in the same interleaved run")
     p.add_argument("--baselines", default=",".join(BASELINES), help="comma list (default: all)")
+    p.add_argument("--call_burst", type=int, default=1,
+                   help="per-call timing: one sample = the median of this many sync-call-sync in a row (1: CUDA-L2's "
+                        "single call after other competitors' work; e.g. 16: a caller in a loop, host path warm)")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -49,6 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--target_qps is required for server mode")
     if args.target_qps is not None and args.target_qps <= 0:
         p.error("--target_qps must be > 0")
+    if args.call_burst < 1:
+        p.error("--call_burst must be >= 1")
     if args.warmup_seconds < 0 or args.benchmark_seconds <= 0:
         p.error("--warmup_seconds must be >= 0 and --benchmark_seconds > 0")
     try:
@@ -61,13 +70,33 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = set(args.baseline_names) - set(BASELINES)
     if unknown:
         p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
+    try:
+        args.also_tables = parse_also_tables(args.also_tables)
+    except ValueError as exc:
+        p.error(str(exc))
     return args
+
+
+def parse_also_tables(text: str) -> dict[str, str]:
+    """'kernel=/tmp/t_kernel,old=tables_s2' -> {name: directory}; names are unique and directories exist."""
+    out = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, directory = item.partition("=")
+        if not sep or not name or not directory:
+            raise ValueError(f"--also_tables wants NAME=DIR, got {item!r}")
+        if name in out:
+            raise ValueError(f"--also_tables: {name!r} given twice")
+        if not Path(directory).is_dir():
+            raise ValueError(f"--also_tables: {directory!r} is not a directory")
+        out[name] = directory
+    return out
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
+    from tuner import competitors as comp
     from tuner import env_info
     from tuner.evaluate import evaluate_shape
     from tuner.progress import Progress
@@ -84,13 +113,16 @@ def main(argv=None) -> int:
     meta.update(mode=args.mode, target_qps=args.target_qps, acc=args.acc, b_layout=args.b_layout,
                 warmup_seconds=args.warmup_seconds, benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                 argv=sys.argv[1:] if argv is None else list(argv))
+    also = also_dispatchers(args.also_tables)
+    meta.update(also_tables=args.also_tables, call_burst=args.call_burst)
     records = []
     for shape in Progress(args.shapes, "eval"):
         rec = evaluate_shape(shape, args.acc, warmup_seconds=args.warmup_seconds,
                              benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                              target_qps=args.target_qps if args.mode == "server" else None,
                              b_layout=args.b_layout, baseline_names=args.baseline_names, ours=args.ours,
-                             seed=args.seed)
+                             seed=args.seed, call_burst=args.call_burst, extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
+                                                    for name, d in also.items()])
         records.append(rec)
         print(format_table(rec), flush=True)
         write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data
@@ -100,6 +132,18 @@ def main(argv=None) -> int:
     for mnk, name in failed:
         print(f"correctness failure: {mnk} {name}", file=sys.stderr)
     return 0
+
+
+def also_dispatchers(tables: dict[str, str]) -> dict:
+    """{ours[NAME]: a Dispatcher of this GPU whose tables come from DIR} for --also_tables."""
+    from kernels.dispatch import Dispatcher
+    from kernels.tuned_tables import load_tables
+
+    out = {}
+    for name, directory in tables.items():
+        base = Dispatcher.default()
+        out[f"ours[{name}]"] = Dispatcher.default(tables=load_tables(base.arch, directory))
+    return out
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ AUTOTUNE_SAMPLES = 5
 def evaluate_shape(
     shape: Shape, acc: str, *, warmup_seconds: float, benchmark_seconds: float, timings=("kernel", "call"),
     target_qps: float | None = None, b_layout: str = "col", baseline_names=comp.BASELINES, ours: str = "dispatcher",
-    seed: int = 0, dispatcher=None, extra: list | None = None,
+    seed: int = 0, dispatcher=None, extra: list | None = None, call_burst: int = 1,
 ) -> dict:
     """`ours`: "dispatcher" (the service path), "none", or a variant name from the kernel library."""
     import torch
@@ -66,7 +66,7 @@ def evaluate_shape(
             if "kernel" in timings:
                 samplers[c.name]["kernel"] = GraphSampler(c.fn, argsets(c))
             if "call" in timings:
-                samplers[c.name]["call"] = CallSampler(c.fn, argsets(c), sync, counter)
+                samplers[c.name]["call"] = CallSampler(c.fn, argsets(c), sync, counter, call_burst)
     rng = random.Random(seed)
     idle = poisson_idle(target_qps, rng) if target_qps else None
     samples = run_interleaved(samplers, warmup_seconds, benchmark_seconds, idle=idle, rng=rng)

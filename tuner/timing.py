@@ -2,7 +2,9 @@
 
 kernel-only: a CUDA graph replays `launches` calls back to back, inputs rotated over copies that together exceed L2;
              one sample = one replay timed with CUDA events / launches. What the GPU spends per GEMM.
-per call:    sync, call, sync, wall clock (CUDA-L2's method): host + launch + GPU as a Python user sees it.
+per call:    sync, call, sync, wall clock (CUDA-L2's method): host + launch + GPU as a Python user sees it. One sample
+             is one such call (burst 1: a call after the GPU and the host sat in another competitor's graph replay,
+             i.e. a "cold" host path), or the median of `burst` calls in a row (a caller in a loop: "warm").
 
 Competitors are interleaved in a fresh random order every round, because the H200 is power-limited: whoever runs
 last in a long back-to-back block sees a hotter, slower chip. Reported value: the median of the samples."""
@@ -29,14 +31,20 @@ def call_sample_us(fn: Callable, args: tuple, sync: Callable[[], None]) -> float
 
 
 class CallSampler:
-    """Per-call samples, each on the next operand copy of a counter shared by all competitors (so the copy a
-    competitor reads was last touched ≥ one L2-size of traffic ago, whoever ran before it)."""
+    """Per-call samples, each call on the next operand copy of a counter shared by all competitors (so the copy a
+    competitor reads was last touched ≥ one L2-size of traffic ago, whoever ran before it). With burst > 1 a sample is
+    the median of that many calls in a row."""
 
-    def __init__(self, fn: Callable, argsets: Sequence[tuple], sync: Callable[[], None], counter: Iterator[int]):
-        self.fn, self.argsets, self.sync, self.counter = fn, argsets, sync, counter
+    def __init__(self, fn: Callable, argsets: Sequence[tuple], sync: Callable[[], None], counter: Iterator[int],
+                 burst: int = 1):
+        if burst < 1:
+            raise ValueError(f"burst must be >= 1, got {burst}")
+        self.fn, self.argsets, self.sync, self.counter, self.burst = fn, argsets, sync, counter, burst
 
     def __call__(self) -> float:
-        return call_sample_us(self.fn, self.argsets[next(self.counter) % len(self.argsets)], self.sync)
+        samples = [call_sample_us(self.fn, self.argsets[next(self.counter) % len(self.argsets)], self.sync)
+                   for _ in range(self.burst)]
+        return statistics.median(samples)
 
 
 def launches_for(copies: int, estimate_us: float, target_us: float = 2000.0, max_launches: int = 8192) -> int:

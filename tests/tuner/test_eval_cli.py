@@ -78,3 +78,17 @@ def test_shell_script_passes_flags_through(tmp_path):
     bad = subprocess.run([str(ROOT / "eval_one_file.sh"), "--mnk", "1_2"], capture_output=True, text=True,
                          env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"})
     assert bad.returncode == 2 and "--acc_precise" in bad.stderr
+
+
+def test_also_tables_names_other_table_directories(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    args = parse_args(BASE + ["--also_tables", f"kernel={tmp_path / 'a'}, old={tmp_path / 'b'}"])
+    assert args.also_tables == {"kernel": str(tmp_path / "a"), "old": str(tmp_path / "b")}
+    assert parse_args(BASE).also_tables == {}
+
+
+@pytest.mark.parametrize("bad", ["kernel", "=x", "kernel=", "k={d},k={d}", "k={d}/missing"])
+def test_also_tables_rejects_bad_items(tmp_path, bad):
+    with pytest.raises(SystemExit):
+        parse_args(BASE + ["--also_tables", bad.format(d=tmp_path)])

@@ -92,3 +92,14 @@ def test_operand_copies_share_one_allocation_but_start_256_bytes_apart_like_fres
         assert len({t.data_ptr() for t in copies}) == 4
     assert all(torch.equal(ops.b_col[i], ops.b_row[i].t()) for i in range(4))
     assert not torch.equal(ops.a[0], ops.a[1]) and all(t.abs().sum() > 0 for t in ops.a)
+
+
+def test_a_call_burst_sample_is_the_median_of_calls_in_a_row():
+    counter = itertools.count()
+    argsets = [(i,) for i in range(5)]
+    used = []
+    sampler = CallSampler(lambda x: used.append(x), argsets, lambda: None, counter, burst=4)
+    assert sampler() >= 0
+    assert used == [0, 1, 2, 3] and next(counter) == 4
+    with pytest.raises(ValueError):
+        CallSampler(lambda x: None, argsets, lambda: None, counter, burst=0)
