@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load runs on the H200 host (device tool), from the repo root:  OUT=dir bash scripts/h200_load.sh [SCENARIO]
 # The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
-# (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request).
+# (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request);
+# RUNS picks among batched unbatched batched_gil unbatched_gil naive (default: batched unbatched naive).
 # Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
 set -uo pipefail
 SCENARIO=${1:-resident}
@@ -34,5 +35,10 @@ run() {  # name port command...
 want() { case " ${RUNS:-batched unbatched naive} " in *" $1 "*) return 0;; esac; return 1; }
 want batched && run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
 want unbatched && run unbatched 8001 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8001 HGEMM_MAX_BATCH_SIZE=1 python3 -m service
+# the same two with a 200 µs GIL switch interval (docs/notes.md: the event loop and the batch thread share the GIL)
+want batched_gil && run batched_gil 8003 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8003 \
+  HGEMM_GIL_SWITCH_INTERVAL_US=${GIL_US:-200} python3 -m service
+want unbatched_gil && run unbatched_gil 8004 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8004 HGEMM_MAX_BATCH_SIZE=1 \
+  HGEMM_GIL_SWITCH_INTERVAL_US=${GIL_US:-200} python3 -m service
 want naive && run naive 8002 python3 -m loadtest.naive_server --port 8002
 cat "$OUT/summary.txt" | grep -vE "^\s*$" | tail -60
