@@ -50,6 +50,7 @@ class Selection:
     padded: tuple[int, int, int] | None = None  # the shape actually computed when operands are zero-padded
     guarded: bool = False       # tuned choices (variants, cuBLASLt arms): errors and the canary fall back to cuBLAS
     align: int = 0              # pointer alignment (bytes) the choice needs; other calls run on cuBLAS (`unaligned`)
+    acc: str | None = None      # the accumulator the kernel runs with when a table chose a more precise one
 
 
 @dataclass(frozen=True)
@@ -267,11 +268,12 @@ class Dispatcher:
         return self._cublas(b_layout, acc, blocked or "no_tuned_kernel")
 
     def _choice(self, m, n, k, b_layout, acc):
-        """(kernel name, config or arm options, runtime knobs) from the table, else the predictor; or None."""
+        """(kernel name, config or arm options, runtime knobs, accumulator to run with) from the table, else the
+        predictor; or None. The table may answer an f16 request with an f32-accumulating kernel (more precise)."""
         table = self.tables.get(acc)
         entry = table.lookup(m, n, k, b_layout) if table is not None else None
         if entry is not None:
-            return entry.kernel, entry.config, entry.runtime
+            return entry.kernel, entry.config, entry.runtime, entry.acc or acc
         if self.predictor is None:
             return None
         try:
@@ -286,11 +288,11 @@ class Dispatcher:
             self._emit(DispatchEvent("predictor_error", cfg.name, (m, n, k, b_layout, acc),
                                      detail="predicted a config for another acc / b_layout"))
             return None
-        return cfg.name, cfg, dict(knobs)
+        return cfg.name, cfg, dict(knobs), acc
 
     def _realize(self, choice, shape, b_layout, acc, *, padded_lookup: bool, target=None):
         """(Selection, None) if the choice can run `shape` (padded if needed), else (None, reason or None)."""
-        name, config, knobs = choice
+        name, config, knobs, run_acc = choice
         if name in self._quarantine:
             return None, "quarantined"
         if name in ("cublas", "cublaslt"):
@@ -298,12 +300,13 @@ class Dispatcher:
                 return None, None
             index = _lt_algo_index(config) if name == "cublaslt" else None
             if index is not None:
-                why = self._lt_index_problem(index, shape, b_layout, acc)
+                why = self._lt_index_problem(index, shape, b_layout, run_acc)
                 if why is not None:
                     return None, why
-            run = _bind_arm(self._arm(name, config), b_layout, acc)
+            run = _bind_arm(self._arm(name, config), b_layout, run_acc)
             return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas",
-                             align=self.lt_align_bytes if index is not None else 0), None
+                             align=self.lt_align_bytes if index is not None else 0,
+                             acc=run_acc if run_acc != acc else None), None
         m, n, k = shape
         if target is None and not self._supports(config, m, n, k):
             if self.pad:  # the same variant on the smallest padded shape it supports
@@ -323,7 +326,8 @@ class Dispatcher:
         run = _bind_kernel(kernel, knobs)
         if target is not None:
             run = PaddedLauncher(run, shape, target, b_layout, self._pool())
-        return Selection(name, None, run, config=config, padded=target, guarded=True), None
+        return Selection(name, None, run, config=config, padded=target, guarded=True,
+                         acc=run_acc if run_acc != acc else None), None
 
     def _lt_index_problem(self, index: int, shape, b_layout: str, acc: str) -> str | None:
         """None if cuBLASLt's heuristic list for this shape has entry `index` (as when it was tuned); else the

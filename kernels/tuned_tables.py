@@ -22,7 +22,10 @@ B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 KNOBS = ("raster", "swizzle", "splits")
 META_STRINGS = ("gpu", "arch", "acc", "date", "commit", "driver", "cuda", "torch")
-ENTRY_KEYS = {"m", "n", "k", "b_layout", "kernel", "config", "runtime", "us", "cublas_us"}
+ENTRY_KEYS = {"m", "n", "k", "b_layout", "kernel", "config", "runtime", "us", "cublas_us", "acc"}
+# An entry may run its kernel with a more precise accumulator than the table's (key "acc"): fp32 accumulation answers
+# an fp16-accumulation request at least as accurately, and on Hopper it is often the faster kernel.
+MORE_PRECISE = {"f16": ("f32",), "f32": ()}
 
 
 class TableError(ValueError):
@@ -40,6 +43,7 @@ class TableEntry:
     runtime: dict = field(default_factory=dict)   # raster / swizzle / splits
     us: float | None = None
     cublas_us: float | None = None
+    acc: str | None = None                        # the accumulator the kernel runs with, if not the table's
 
     @property
     def is_arm(self) -> bool:
@@ -148,6 +152,10 @@ def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for) -> 
     kernel = raw.get("kernel")
     if not isinstance(kernel, str) or not kernel:
         raise where.error("kernel", f"must be a non-empty string, got {kernel!r}")
+    run_acc = raw.get("acc", acc)
+    if run_acc != acc and run_acc not in MORE_PRECISE[acc]:
+        raise where.error("acc", f"an acc={acc!r} table may run {(acc, *MORE_PRECISE[acc])} accumulation, "
+                                 f"got {run_acc!r}")
     runtime = raw.get("runtime", {})
     if not isinstance(runtime, dict) or set(runtime) - set(KNOBS):
         raise where.error("runtime", f"must be an object with keys among {KNOBS}, got {runtime!r}")
@@ -159,9 +167,10 @@ def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for) -> 
         if any(runtime.values()):
             raise where.error("runtime", f"{kernel} takes no runtime knobs, got {runtime!r}")
     else:
-        config = _check_variant(kernel, raw.get("config"), acc, b_layout, runtime, where, parse_config, knobs_for)
+        config = _check_variant(kernel, raw.get("config"), run_acc, b_layout, runtime, where, parse_config,
+                                knobs_for)
     return TableEntry(m, n, k, b_layout, kernel, config, dict(runtime), _optional_time(raw, "us", where),
-                      _optional_time(raw, "cublas_us", where))
+                      _optional_time(raw, "cublas_us", where), run_acc if run_acc != acc else None)
 
 
 def _check_arm_options(kernel: str, options: Any, where: _Where) -> dict:
@@ -188,7 +197,7 @@ def _check_variant(kernel, raw_config, acc, b_layout, runtime, where, parse_conf
     if cfg.name != kernel:
         raise where.error("kernel", f"{kernel!r} does not match its config, whose name is {cfg.name!r}")
     if getattr(cfg, "acc", acc) != acc:
-        raise where.error("config.acc", f"{cfg.acc!r} in a table for acc={acc!r}")
+        raise where.error("config.acc", f"{cfg.acc!r} in an entry for acc={acc!r}")
     if getattr(cfg, "b_layout", b_layout) != b_layout:
         raise where.error("config.b_layout", f"{cfg.b_layout!r} in an entry for b_layout={b_layout!r}")
     allowed = knobs_for(cfg)

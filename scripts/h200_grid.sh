@@ -4,14 +4,16 @@
 # Each job is its own process on its own GPU (inline search: built kernels stay loaded), resumable from STATE (the
 # finished_<acc>_<layout>.jsonl files), and writes kernels/tables/sm90_<acc>.json when its deadline or the grid ends.
 # VARIANT_SET picks the kernel variants (default; wide = default + 30 more, B col-major); TESTS=1 runs their GPU
-# correctness suite first.
+# correctness suite first. OBJECTIVE (kernel|call, tuner/objective.py) is what the written tables optimize; the records
+# keep every trial, so the other objective's tables are rebuilt from them (tuner.retable, no GPU) and, with EVAL_GRID,
+# compete in the same eval run as ours[<other objective>]. MERGE_STATES adds earlier runs' records to the tables.
 # Jobs beyond the GPU count wait for a free GPU. With EVAL_GRID set, each job's accumulator is then benchmarked on
 # its GPU (eval_one_file.sh, all baselines, both timings; layout col) and summarized.
 # Returns summary.txt and tune.tar.gz (state, tables, logs, eval results) in $OUT.
 set -uo pipefail
 OUT=${OUT:-h200_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 GRID=${GRID:-tuner/grids/grid_1000.txt}; JOBS=${JOBS:-"fp32:col fp16:col"}; STATE=${STATE:-results/tune}
-DEADLINE=${DEADLINE:-300}; W=/tmp/h200_grid; rm -rf $W; mkdir -p $W/logs "$STATE"
+DEADLINE=${DEADLINE:-300}; OBJECTIVE=${OBJECTIVE:-kernel}; W=/tmp/h200_grid; rm -rf $W; mkdir -p $W/logs "$STATE"
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 [ -n "${SKIP_ENV:-}" ] || source scripts/device_env.sh
@@ -34,7 +36,7 @@ for job in $JOBS; do
   gpu=${GPUS[$(( slot % ${#GPUS[@]} ))]}; slot=$((slot + 1))
   python3 -m tuner.tune --env gpu --grid "$GRID" --acc $acc --b-layout $layout --gpus $gpu --variant-set ${VARIANT_SET:-default} \
     --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.4} --deadline-seconds $DEADLINE \
-    --state-dir "$STATE" --tables-dir kernels/tables --min-speedup ${TUNE_MIN_SPEEDUP:-1.01} \
+    --state-dir "$STATE" --tables-dir kernels/tables --min-speedup ${TUNE_MIN_SPEEDUP:-1.01} --objective $OBJECTIVE \
     > $W/logs/tune_${acc}_$layout.log 2>&1 &
   pids+=($!)
 done
@@ -43,6 +45,22 @@ for job in $JOBS; do
   acc=${job%%:*}; layout=${job##*:}
   say "-- $acc $layout: $(grep -v '^tune ' $W/logs/tune_${acc}_$layout.log | tr -d '\n' | tr -s ' ' | tail -c 400)"
 done
+OTHER=$([ "$OBJECTIVE" = call ] && echo kernel || echo call); mkdir -p $W/tables_$OTHER
+# The final tables come from the records (tuner.retable): merged with earlier runs' records (MERGE_STATES, folders
+# of finished_*.jsonl[.gz]), and an f16 table takes faster f32-accumulating choices when the fp32 job of its layout ran
+# (tuner/merge.py). The same for the other objective, into $W/tables_$OTHER.
+for job in $JOBS; do
+  acc=${job%%:*}; layout=${job##*:}; short=$([ $acc = fp16 ] && echo f16 || echo f32)
+  states="--state $STATE"; for s in ${MERGE_STATES:-}; do states="$states --state $s"; done
+  borrow=""; [ $short = f16 ] && [[ " $JOBS " == *" fp32:$layout "* ]] && borrow="--borrow-f32"
+  for objective in $OBJECTIVE $OTHER; do
+    dir=$([ $objective = $OBJECTIVE ] && echo kernels/tables || echo $W/tables_$OTHER)
+    python3 -m tuner.retable $states --acc $short --b-layout $layout --objective $objective $borrow \
+      --meta-from kernels/tables/sm90_$short.json --out $dir/sm90_$short.json >> $W/logs/retable.log 2>&1
+  done
+done
+say "tables ($OBJECTIVE): $(for f in kernels/tables/sm90_*.json; do python3 -c "import json,collections,sys; from tuner.grid_report import family; t=json.load(open(sys.argv[1])); print(sys.argv[1].split('/')[-1], dict(collections.Counter(family(e['kernel']) for e in t['entries'])))" $f; done | tr '\n' ' ')"
+say "retable: $(tr '\n' ' ' < $W/logs/retable.log | tail -c 1200)"
 if [ -n "${EVAL_GRID:-}" ]; then
   say "== eval $EVAL_GRID t=$(el)"
   slot=0; mkdir -p $W/eval
@@ -50,7 +68,7 @@ if [ -n "${EVAL_GRID:-}" ]; then
     gpu=${GPUS[$(( slot % ${#GPUS[@]} ))]}; slot=$((slot + 1))
     ( timeout ${EVAL_TIMEOUT:-200} ./eval_one_file.sh --grid $EVAL_GRID --acc_precise $acc --warmup_seconds 0.2 \
         --benchmark_seconds 0.8 --base_dir $W/eval/$acc --gpu_device_id $gpu --mode offline --timing both \
-        > $W/logs/eval_$acc.log 2>&1
+        --also_tables $OTHER=$W/tables_$OTHER > $W/logs/eval_$acc.log 2>&1
       python3 -m tuner.summary --results $W/eval/$acc/results.csv --out $W/eval/summary_$acc > $W/logs/summary_$acc.log 2>&1
     ) &
   done
@@ -73,5 +91,5 @@ for path in sorted(Path(sys.argv[1]).glob("finished_*.jsonl")):
     print(line)
 EOF
 cp -r kernels/tables $W/; cp -r "$STATE" $W/state
-tar czf "$OUT/tune.tar.gz" -C $W tables state logs $( [ -d $W/eval ] && echo eval )
+tar czf "$OUT/tune.tar.gz" -C $W tables tables_$OTHER state logs $( [ -d $W/eval ] && echo eval )
 say "done t=$(el)"

@@ -1,11 +1,14 @@
 """What a tuned table optimizes per shape: kernel time (the default) or time per call with the host side included.
 
     kernel  the arm with the fastest kernel-only time, if it beats cuBLAS by --min-speedup (else cuBLAS)
-    call    among arms whose kernel is within --kernel-floor of the fastest (default 0.97: never more than ~3% slower
-            on the GPU), the one with the least kernel + host time per call, if it beats cuBLAS by --min-speedup in
-            kernel or in call time
+    call    for host-bound shapes (the fastest kernel is shorter than cuBLAS's host work per call): among arms whose
+            kernel is within --kernel-floor of the fastest (default 0.97: never more than ~3% slower on the GPU), the
+            one with the least kernel + host time per call, if it beats cuBLAS by --min-speedup in kernel or in call
+            time; for the other shapes, as `kernel`
 
-Why: for small shapes the host side is most of a call. A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on
+Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
+the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel
+costs its full difference (session 3: without this rule the call table ran 3%-slower kernels on 100 µs shapes). A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on
 the H200 host, a built sm80 variant ~5.7 µs in total through the C fast path, an sm90 one ~8 µs (docs/results.md,
 session 2), against kernels of 3-10 µs. The host costs are per arm family, measured with `python -m kernels.overhead`
 and given with --host-us when they differ (another host, another driver).
@@ -51,12 +54,15 @@ class Objective:
     def choose(self, record: dict, min_speedup: float) -> dict | None:
         """The trial a table entry should run for this finished shape (a dict with "arm", "us", "speedup"), or None
         for cuBLAS."""
+        best = record.get("best")
+        by_kernel = best if best is not None and best["speedup"] >= min_speedup else None
         if self.kind == "kernel":
-            best = record.get("best")
-            return best if best is not None and best["speedup"] >= min_speedup else None
+            return by_kernel
         cublas_us = record["cublas_us"]
         measured = [t for t in record["trials"] if t.get("us") and not t.get("error") and t.get("speedup", 0) > 0]
         fastest = min([t["us"] for t in measured] + [cublas_us])
+        if not self.host_bound(fastest):
+            return by_kernel
         eligible = [t for t in measured if t["us"] * self.kernel_floor <= fastest]
         if not eligible:
             return None

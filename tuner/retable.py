@@ -2,11 +2,14 @@
 
     python -m tuner.retable --state benchmarks/h200-2026-11-30-s2/tune --acc f32 --b-layout col \
         --objective call --out /tmp/sm90_f32_call.json [--host-us sm80=5.7] [--kernel-floor 0.97] [--min-speedup 1.01]
+    python -m tuner.retable --state RUN3 --state RUN2 --acc f16 --borrow-f32 --out kernels/tables/sm90_f16.json
 
 The records (`finished_<acc>_<layout>.jsonl`, or `.jsonl.gz`) keep every trial of every shape, so a table for another
 objective (tuner/objective.py) or another --min-speedup is a pure function of them. The table's meta (GPU, driver,
 date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
-objective used.
+objective used. `--state` may be given once per tuning run: the records are merged (tuner/merge.py; the first run is
+the base). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
+--borrow-margin (tuner/merge.py says why that is allowed and how it is judged).
 """
 from __future__ import annotations
 
@@ -40,10 +43,12 @@ def main(argv=None) -> int:
     from tuner.arms import from_kernel_space
     from tuner.tables import merge_entries, read_table, write_table
     from tuner.grid_report import family
+    from tuner.merge import borrow_more_precise, merge_runs
     from tuner.tune_cli import ACC, objective_of, table_entry
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--state", required=True, help="folder of finished_<acc>_<layout>.jsonl(.gz)")
+    p.add_argument("--state", required=True, action="append",
+                   help="folder of finished_<acc>_<layout>.jsonl(.gz); repeat to merge runs (the first is the base)")
     p.add_argument("--acc", choices=tuple(ACC), default="f32")
     p.add_argument("--b-layout", choices=("col", "row"), default="col")
     p.add_argument("--objective", choices=OBJECTIVES, default="kernel")
@@ -51,23 +56,38 @@ def main(argv=None) -> int:
     p.add_argument("--kernel-floor", type=float, default=0.97)
     p.add_argument("--min-speedup", type=float, default=1.01)
     p.add_argument("--out", required=True, help="table to write (entries of other layouts in it are kept)")
+    p.add_argument("--borrow-f32", action="store_true", help="f16: take faster f32-accumulating choices")
+    p.add_argument("--borrow-margin", type=float, default=1.02)
     p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
     args = p.parse_args(argv)
     acc = ACC[args.acc]
+    if args.borrow_f32 and acc != "f16":
+        p.error("--borrow-f32 is for f16 tables")
     objective = objective_of(args)
-    records = read_records(Path(args.state), acc, args.b_layout)
-    _, configs = from_kernel_space(acc, args.b_layout, None)
-    configs = {name: cfg.to_dict() for name, cfg in configs.items()}
-    entries = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
+
+    def entries_for(acc: str) -> list[dict]:
+        records = merge_runs([read_records(Path(state), acc, args.b_layout) for state in args.state])
+        _, configs = from_kernel_space(acc, args.b_layout, None)
+        configs = {name: cfg.to_dict() for name, cfg in configs.items()}
+        return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
+
+    entries = entries_for(acc)
+    borrowed = 0
+    if args.borrow_f32:
+        entries, borrowed = borrow_more_precise(entries, entries_for("f32"), objective, args.borrow_margin)
     out = Path(args.out)
     source = Path(args.meta_from) if args.meta_from else out
     old = read_table(source) if source.exists() else {"meta": {"acc": acc, "arch": "sm90"}, "entries": []}
     meta = dict(old["meta"])
-    meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup}
+    meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup,
+                     "runs_merged": len(args.state)}
+    if args.borrow_f32:
+        meta["tuner"].update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
     kept = [e for e in (old["entries"] if source == out else []) if e["b_layout"] != args.b_layout]
     write_table(out, meta, merge_entries(kept, entries))
     kinds = Counter(family(e["kernel"]) for e in entries)
-    print(json.dumps({"table": str(out), "entries": len(entries), "kernels": kinds, **objective.describe()}))
+    print(json.dumps({"table": str(out), "entries": len(entries), "kernels": kinds, "runs_merged": len(args.state),
+                      "borrowed_f32": borrowed, **objective.describe()}))
     return 0
 
 

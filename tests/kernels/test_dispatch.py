@@ -68,11 +68,12 @@ class TorchArm:
     """cuBLAS arm stand-in with the arm call signature; `fails` mimics a CublasError status."""
 
     def __init__(self, kernel: str, options: dict, fails: bool = False):
-        self.kernel, self.options, self.calls, self.fails = kernel, options, 0, fails
+        self.kernel, self.options, self.calls, self.fails, self.accs = kernel, options, 0, fails, []
 
     def __call__(self, a, b, out, *, b_layout, acc):
         validate_operands(a, b, out, a.shape[0], b.shape[1] if b_layout == "row" else b.shape[0])
         self.calls += 1
+        self.accs.append(acc)
         if self.fails:
             raise RuntimeError("cublasLtMatmul failed with status 15 (fake)")
         return torch_gemm(a, b, out, b_layout=b_layout, acc=acc)
@@ -162,6 +163,24 @@ def test_table_may_choose_a_cublas_arm_which_is_not_a_fallback():
     sel = run_checked(d, 64, 4096, 64, "col")
     assert (sel.kernel, sel.fallback) == ("cublaslt", None)
     assert arms.calls("cublaslt", algo_index=3) == 1
+
+
+def test_an_f16_table_may_run_an_f32_accumulating_arm_or_variant():
+    t = table("f16", {"m": 64, "n": 4096, "k": 64, "b_layout": "col", "kernel": "cublaslt", "acc": "f32",
+                      "config": {"algo_index": 3}},
+              {**entry(SM90_COL, 128, 256, 64), "acc": "f32"})
+    d, loader, arms = make([t])
+    sel = run_checked(d, 64, 4096, 64, "col", acc="f16")
+    assert (sel.kernel, sel.fallback, sel.acc) == ("cublaslt", None, "f32")
+    assert arms.made[("cublaslt", (("algo_index", 3),))].accs == ["f32"]
+    sel = run_checked(d, 128, 256, 64, "col", acc="f16")
+    assert (sel.kernel, sel.fallback, sel.acc) == (SM90_COL.name, None, "f32")
+    assert loader.loaded[SM90_COL.name].calls == [((128, 256, 64), (0, 0, 0))]
+    # without the key the entry runs the table's own accumulator
+    plain = table("f16", {"m": 64, "n": 64, "k": 64, "b_layout": "row", "kernel": "cublas"})
+    d, _, arms = make([plain])
+    assert run_checked(d, 64, 64, 64, acc="f16").acc is None
+    assert arms.made[("cublas", ())].accs == ["f16"]
 
 
 def test_failing_tuned_cublaslt_arm_falls_back_to_gemmex_and_is_quarantined():

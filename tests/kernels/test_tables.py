@@ -41,6 +41,18 @@ def test_valid_table_loads_and_looks_up(tmp_path):
     assert t.lookup(64, 4096, 65, "col") is None
 
 
+def test_an_f16_table_may_name_f32_accumulating_choices(tmp_path):
+    data = good()
+    data["meta"]["acc"] = "f16"
+    for e in data["entries"]:
+        e["acc"] = "f32"
+    table = load_table(write(tmp_path, data, "sm90_f16.json"))
+    assert [table.lookup(64, 4096, 64, layout).acc for layout in ("col", "row")] == ["f32", "f32"]
+    assert table.lookup(64, 4096, 64, "col").config == CFG
+    data["entries"][2]["acc"] = "f16"  # the table's own accumulator, spelled out
+    assert load_table(write(tmp_path, data, "sm90_f16.json")).lookup(128, 128, 128, "row").acc is None
+
+
 def test_missing_tables_are_simply_absent(tmp_path):
     assert load_tables("sm90", tmp_path) == {}
     write(tmp_path, good())
@@ -100,6 +112,8 @@ BAD = [
     ("algo index past the list", lambda d: d["entries"][1]["config"].update(algo_index=32), r"in \[0, 32\)"),
     ("algo index of another kind", lambda d: d["entries"][1]["config"].update(kind="lt_heuristic"),
      r"config\.algo_index: only kind 'lt_algo'"),
+    ("less precise acc", lambda d: d["entries"][2].update(acc="f16"), r"entries\[2\]\.acc: an acc='f32' table"),
+    ("unknown acc", lambda d: d["meta"].update(acc="f16") or d["entries"][0].update(acc="bf16"), r"entries\[0\]\.acc"),
     ("us", lambda d: d["entries"][0].update(us=0), r"entries\[0\]\.us"),
     ("cublas_us", lambda d: d["entries"][0].update(cublas_us="fast"), r"entries\[0\]\.cublas_us"),
 ]

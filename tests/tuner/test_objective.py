@@ -50,6 +50,17 @@ def test_call_objective_keeps_kernel_wins_of_arms_with_cublas_host_cost_and_fall
     assert Objective("call", HOST).choose(record(5.0, failed), 1.01) is None
 
 
+def test_call_objective_is_the_kernel_objective_once_kernels_outlast_the_host_work():
+    # 100 µs kernels: back-to-back calls hide the launch cost, so a 3%-slower kernel with a cheap launch loses
+    r = record(100.0, trial("cublaslt", 97.0, 100.0), trial("sm90", 99.5, 100.0))
+    assert Objective("call", HOST, 0.95).choose(r, 1.01)["arm"]["family"] == "cublaslt"
+    r = record(100.0, trial("sm90", 100.5, 100.0))
+    assert Objective("call", HOST, 0.95).choose(r, 1.01) is None
+    # the same kernels at 3 µs: the cheap launch wins
+    r = record(3.0, trial("cublaslt", 2.91, 3.0), trial("sm90", 2.985, 3.0))
+    assert Objective("call", HOST, 0.95).choose(r, 1.01)["arm"]["family"] == "sm90"
+
+
 def test_host_costs_parse_and_round_trip():
     assert parse_host_us(None) == HOST_US_H200
     assert parse_host_us("sm80=4.5, cublas=10")["sm80"] == 4.5

@@ -1,0 +1,82 @@
+"""tuner.merge: records of several tuning runs merged on a common cuBLAS scale, and f16 tables that take faster
+fp32-accumulating choices; tuner.retable driving both from record files."""
+import gzip
+import json
+
+import pytest
+
+from tuner.merge import borrow_more_precise, merge_runs
+from tuner.objective import Objective
+
+
+def trial(config, us, cublas_us, family="sm90", error=None):
+    return {"arm": {"config": config, "family": family, "algo": -1}, "us": us,
+            "speedup": cublas_us / us if us else 0.0, "error": error}
+
+
+def record(mnk, cublas_us, *trials):
+    return {"mnk": mnk, "cublas_us": cublas_us, "trials": list(trials),
+            "best": max(trials, key=lambda t: t["speedup"]) if trials else None}
+
+
+def test_a_later_run_competes_on_the_first_runs_cublas_scale():
+    first = [record("64_64_64", 10.0, trial("a", 9.8, 10.0)), record("128_128_128", 20.0, trial("a", 19.0, 20.0))]
+    # the second run's GPU was 10% slower overall (cuBLAS 11 µs): its 10.45 µs arm is a 9.5 µs arm on the first's scale
+    second = [record("64_64_64", 11.0, trial("b", 10.45, 11.0), trial("c", None, 11.0, error="launch failed")),
+              record("256_256_256", 5.0, trial("b", 4.0, 5.0))]
+    merged = {r["mnk"]: r for r in merge_runs([first, second])}
+    assert set(merged) == {"64_64_64", "128_128_128"}  # shapes only a later run has are not invented
+    best = merged["64_64_64"]["best"]
+    assert best["arm"]["config"] == "b" and best["us"] == pytest.approx(9.5) and best["run"] == 1
+    assert best["speedup"] == pytest.approx(10.0 / 9.5)
+    assert len(merged["64_64_64"]["trials"]) == 3 and merged["128_128_128"]["best"]["arm"]["config"] == "a"
+    assert first[0]["trials"][0].get("run") is None  # the inputs are not modified
+
+
+def entry(m, kernel, us, cublas_us):
+    return {"m": m, "n": 64, "k": 64, "b_layout": "col", "kernel": kernel, "config": {}, "runtime": {},
+            "us": us, "cublas_us": cublas_us}
+
+
+def test_f16_entries_take_an_f32_choice_only_when_it_is_clearly_faster():
+    f16 = [entry(4096, "cublas", 100.0, 100.0), entry(8192, "cublaslt", 100.0, 110.0), entry(64, "sm80_x", 3.0, 3.1)]
+    f32 = [entry(4096, "cublaslt", 90.0, 95.0), entry(8192, "cublas", 99.0, 99.0), entry(64, "cublas", 2.9, 2.9)]
+    out, borrowed = borrow_more_precise(f16, f32, Objective("kernel"), margin=1.02)
+    assert borrowed == 2
+    assert out[0] == {**f32[0], "acc": "f32", "cublas_us": 100.0}  # speedup stays against f16's own cuBLAS
+    assert out[1] is f16[1]  # 1% faster is within the margin: kept
+    assert out[2]["acc"] == "f32"
+    # by time per call, a 3.4% faster cuBLAS kernel does not pay for its ~6 µs longer host path
+    out, borrowed = borrow_more_precise(f16, f32, Objective("call"), margin=1.02)
+    assert borrowed == 1 and out[2] is f16[2]
+    with pytest.raises(ValueError):
+        borrow_more_precise(f16, f32, Objective(), margin=0.9)
+
+
+def test_retable_merges_runs_and_borrows(tmp_path):
+    from tuner.lt_arms import lt_arm
+    from tuner.retable import main
+
+    lt = lt_arm(2).to_dict()
+
+    def lt_trial(us, cublas_us):
+        return {**trial("cublaslt", us, cublas_us), "arm": lt}
+
+    runs = {"s3": {"f32": [record("4096_4096_4096", 200.0, lt_trial(199.0, 200.0))],
+                   "f16": [record("4096_4096_4096", 230.0, lt_trial(229.0, 230.0))]},
+            "s2": {"f32": [record("4096_4096_4096", 210.0, lt_trial(190.0, 210.0))], "f16": []}}
+    for run, by_acc in runs.items():
+        (tmp_path / run).mkdir()
+        for acc, records in by_acc.items():
+            with gzip.open(tmp_path / run / f"finished_{acc}_col.jsonl.gz", "wt") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "sm90_f16.json"
+    states = ["--state", str(tmp_path / "s3"), "--state", str(tmp_path / "s2")]
+    assert main(states + ["--acc", "f16", "--borrow-f32", "--out", str(out)]) == 0
+    table = json.loads(out.read_text())
+    (e,) = table["entries"]
+    # s2's algorithm, rescaled to s3's cuBLAS (190 * 200/210 = 181 µs), beats f16's 229 µs: run in fp32
+    assert e["acc"] == "f32" and e["kernel"] == "cublaslt" and e["us"] == pytest.approx(190 * 200 / 210)
+    assert table["meta"]["tuner"]["runs_merged"] == 2 and table["meta"]["tuner"]["borrowed_f32"] == 1
+    with pytest.raises(SystemExit):
+        main(states + ["--acc", "f32", "--borrow-f32", "--out", str(tmp_path / "sm90_f32.json")])
