@@ -35,7 +35,8 @@ for job in $JOBS; do
   if [ ${#pids[@]} -ge ${#GPUS[@]} ]; then wait -n; fi  # a GPU frees up
   gpu=${GPUS[$(( slot % ${#GPUS[@]} ))]}; slot=$((slot + 1))
   python3 -m tuner.tune --env gpu --grid "$GRID" --acc $acc --b-layout $layout --gpus $gpu --variant-set ${VARIANT_SET:-default} \
-    --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.4} --deadline-seconds $DEADLINE \
+    --budget-trials ${TUNE_TRIALS:-12} --budget-seconds ${TUNE_SECONDS:-0.4} --lt-sweep-us ${LT_SWEEP_US:-100} \
+    --deadline-seconds $DEADLINE \
     --state-dir "$STATE" --tables-dir kernels/tables --min-speedup ${TUNE_MIN_SPEEDUP:-1.01} --objective $OBJECTIVE \
     > $W/logs/tune_${acc}_$layout.log 2>&1 &
   pids+=($!)

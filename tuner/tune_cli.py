@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start no new shape after this long; the table gets what finished (resume later)")
     p.add_argument("--lt-arms", type=int, default=DEFAULT_LT_ARMS,
                    help=f"cuBLASLt heuristic ranks explored per shape (0..{LT_TOP_N}; 0: none)")
+    p.add_argument("--lt-sweep-us", type=float, default=100.0,
+                   help="shapes whose cuBLAS kernel takes at least this long first time every explored cuBLASLt rank, "
+                        "on top of --budget-trials (0: off; tuner/jobs.py)")
     p.add_argument("--objective", choices=OBJECTIVES, default="kernel",
                    help="what the table optimizes: kernel-only time, or time per call with host cost (tuner/objective.py)")
     p.add_argument("--host-us", default=None, help="host µs per call by family for --objective call, e.g. sm80=5.7")
@@ -150,7 +153,7 @@ def main(argv=None) -> int:
     def payload(shape) -> dict:
         return {"mnk": shape.mnk, "env_spec": env_spec, "agent": agent.state_dict(), "batch": args.batch,
                 "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds,
-                "objective": objective.describe()}
+                "lt_sweep_us": args.lt_sweep_us, "objective": objective.describe()}
 
     def finished(shape, record) -> None:
         store.append(record)
@@ -205,7 +208,7 @@ def main(argv=None) -> int:
         meta = env_info.collect()
         meta.update(acc=args.acc, arch=meta["arch"] if meta["arch"] != "none" else "sm90",
                     tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set,
-                           "lt_arms": args.lt_arms, **objective.describe()})
+                           "lt_arms": args.lt_arms, "lt_sweep_us": args.lt_sweep_us, **objective.describe()})
         path = table_path(tables_dir, meta["arch"], args.acc)
         new = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in done.values()]
         old = read_table(path)["entries"] if path.exists() else []

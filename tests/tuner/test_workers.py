@@ -77,3 +77,21 @@ def test_ray_tasks_when_ray_is_installed():
     finally:
         ray.shutdown()
     assert sorted(r["mnk"] for r in results) == sorted(SHAPES)
+
+
+def test_big_shapes_time_every_explored_cublaslt_rank_first_on_top_of_the_budget():
+    from tuner.jobs import lt_sweep
+
+    payload = {"budget_trials": 12, "budget_seconds": 0.4, "lt_sweep_us": 100.0}
+    assert lt_sweep(payload, 50.0, 16) == (12, 0.4, 3)       # short kernels: the agent's budget as it was
+    trials, seconds, lt_first = lt_sweep(payload, 800.0, 16)
+    assert (trials, lt_first) == (25, 16) and seconds == pytest.approx(0.4 * 25 / 12)
+    assert lt_sweep({**payload, "lt_sweep_us": 0}, 800.0, 16) == (12, 0.4, 3)
+    assert lt_sweep(payload, 800.0, 2) == (12, 0.4, 3)        # nothing beyond the usual first ranks to sweep
+
+    spec = {**SPEC, "lt_arms": 6}
+    agent = Agent(FeatureMap(synthetic_arms()))
+    big = tune_job({"mnk": "8192_8192_8192", "env_spec": spec, "agent": agent.state_dict(), "budget_trials": 4,
+                    "batch": 2, "lt_sweep_us": 1e-9})
+    ranks = [t["arm"]["algo"] for t in big["trials"]]
+    assert ranks[:6] == list(range(6)) and len(ranks) == 4 + 3
