@@ -22,6 +22,11 @@ def test_training_makes_held_out_predictions_better_than_an_untrained_model():
     trained = heldout_eval(agent, SyntheticEnv(), held)
     assert trained["geomean_of_best"] > untrained["geomean_of_best"]
     assert trained["geomean_of_best"] > 0.7  # within ~25% of the best arm, without measuring anything
+    # what the dispatcher runs: the predicted arm only where the model expects a win, else cuBLAS (1.0x)
+    for row in trained["rows"]:
+        assert row["dispatch_speedup"] == (row["speedup"] if row["predicted"] >= 1.0 else 1.0)
+    strict = heldout_eval(agent, SyntheticEnv(), held, min_speedup=1e9)
+    assert strict["geomean_dispatch_speedup"] == 1.0 and strict["predicted_used"] == 0
 
 
 def test_dispatcher_hook_returns_a_kernel_config_and_knobs_and_round_trips(tmp_path):
@@ -40,3 +45,26 @@ def test_dispatcher_hook_returns_a_kernel_config_and_knobs_and_round_trips(tmp_p
     assert loaded(1024, 1024, 1024, "col", "f32") == (cfg, knobs)
     strict = Predictor(agent, {"f32/col": arms}, {c.name: c.to_dict() for c in configs}, min_speedup=100.0)
     assert strict(1024, 1024, 1024, "col", "f32") is None  # not expected to beat cuBLAS: no prediction
+
+
+def test_logged_eval_scores_predictions_with_the_held_out_shapes_own_records():
+    from tuner.jobs import tune_job
+    from tuner.logged_eval import logged_eval
+    from tuner.tune_cli import absorb
+
+    arms = synthetic_arms()
+    agent = Agent(FeatureMap(arms), AgentParams(seed=0))
+    records = []
+    for shape in sample_shapes(24, seed=2):
+        record = tune_job({"mnk": shape.mnk, "env_spec": {"env": "synthetic", "acc": "f32", "b_layout": "col"},
+                           "agent": agent.state_dict(), "budget_trials": 30, "batch": 4})
+        absorb(agent, "f32", record)
+        records.append(record)
+    built = {a.config for a in arms}
+    result = logged_eval(records, "f32", arms, built, holdout=0.25, seed=1)
+    assert (result["train_shapes"], result["held_shapes"]) == (18, 6)
+    assert result["covered"] == sum(r["measured"] is not None for r in result["rows"]) <= 6
+    for row in result["rows"]:
+        assert row["used"] == (row["predicted"] >= 1.0)
+    never = logged_eval(records, "f32", arms, built, holdout=0.25, seed=1, min_speedup=1e9)
+    assert never["used"] == 0 and never["geomean_dispatch"] in (1.0, None)
