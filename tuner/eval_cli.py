@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--call_burst", type=int, default=1,
                    help="per-call timing: one sample = the median of this many sync-call-sync in a row (1: CUDA-L2's "
                         "single call after other competitors' work; e.g. 16: a caller in a loop, host path warm)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the shapes already in base_dir/results.json (same acc, layout, timings, call burst) and "
+                        "benchmark only the rest: a grid run can span several device calls")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -115,8 +119,9 @@ def main(argv=None) -> int:
                 argv=sys.argv[1:] if argv is None else list(argv))
     also = also_dispatchers(args.also_tables)
     meta.update(also_tables=args.also_tables, call_burst=args.call_burst)
-    records = []
-    for shape in Progress(args.shapes, "eval"):
+    records = previous_records(args) if args.resume else []
+    done = {r["mnk"] for r in records}
+    for shape in Progress([s for s in args.shapes if s.mnk not in done], "eval"):
         rec = evaluate_shape(shape, args.acc, warmup_seconds=args.warmup_seconds,
                              benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                              target_qps=args.target_qps if args.mode == "server" else None,
@@ -132,6 +137,23 @@ def main(argv=None) -> int:
     for mnk, name in failed:
         print(f"correctness failure: {mnk} {name}", file=sys.stderr)
     return 0
+
+
+RESUME_KEYS = ("acc", "b_layout", "timings", "call_burst", "mode", "target_qps")
+
+
+def previous_records(args) -> list[dict]:
+    """The shape records of an earlier run into the same base_dir, if it measured the same way; else an error."""
+    path = Path(args.base_dir) / "results.json"
+    if not path.exists():
+        return []
+    old = json.loads(path.read_text())
+    want = {"acc": args.acc, "b_layout": args.b_layout, "timings": list(args.timings), "call_burst": args.call_burst,
+            "mode": args.mode, "target_qps": args.target_qps}
+    differ = {k: (old["meta"].get(k), want[k]) for k in RESUME_KEYS if old["meta"].get(k, want[k]) != want[k]}
+    if differ:
+        raise SystemExit(f"--resume: {path} was measured differently: {differ}")
+    return list(old["shapes"])
 
 
 def also_dispatchers(tables: dict[str, str]) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from pathlib import Path
 
 from tuner.competitors import BASELINES, MAX_OF, OURS
@@ -71,7 +72,10 @@ def write_results(base_dir: str | Path, records: list[dict], meta: dict) -> dict
     base = Path(base_dir)
     base.mkdir(parents=True, exist_ok=True)
     paths = {"json": base / "results.json", "csv": base / "results.csv"}
-    paths["json"].write_text(json.dumps({"meta": meta, "shapes": records}, indent=1, default=str))
+    # atomically: a run stopped mid-write (a deadline, Ctrl-C) must leave the previous complete file for --resume
+    tmp = paths["json"].with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"meta": meta, "shapes": records}, indent=1, default=str))
+    os.replace(tmp, paths["json"])
     _write_csv(paths["csv"], LONG_FIELDS, long_rows(records))
     for t in TIMINGS:
         paths[f"speedup_{t}"] = base / f"speedup_{t}.csv"

@@ -92,3 +92,21 @@ def test_also_tables_names_other_table_directories(tmp_path):
 def test_also_tables_rejects_bad_items(tmp_path, bad):
     with pytest.raises(SystemExit):
         parse_args(BASE + ["--also_tables", bad.format(d=tmp_path)])
+
+
+def test_resume_keeps_an_earlier_runs_shapes_only_if_it_measured_the_same_way(tmp_path):
+    import json
+
+    from tuner.eval_cli import previous_records
+
+    argv = BASE[:-5] + [str(tmp_path), "--gpu_device_id", "0", "--mode", "offline", "--resume"]
+    args = parse_args(argv)
+    assert args.base_dir == str(tmp_path) and previous_records(args) == []  # nothing yet
+    meta = {"acc": "f32", "b_layout": "col", "timings": ["kernel", "call"], "call_burst": 1, "mode": "offline",
+            "target_qps": None}
+    (tmp_path / "results.json").write_text(json.dumps({"meta": meta, "shapes": [{"mnk": "64_4096_64"}]}))
+    assert [r["mnk"] for r in previous_records(args)] == ["64_4096_64"]
+    with pytest.raises(SystemExit, match="call_burst"):
+        previous_records(parse_args(argv + ["--call_burst", "16"]))
+    with pytest.raises(SystemExit, match="acc"):
+        previous_records(parse_args([a if a != "fp32" else "fp16" for a in argv]))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Benchmark a grid on the H200 host(s) with every baseline, one accumulator per GPU, resumable across device calls:
+#   OUT=dir GRID=tuner/grids/grid_1000.txt ACCS="fp32 fp16" STATE=dir DEADLINE=480 bash scripts/h200_eval.sh
+# Each accumulator's results live in STATE/eval_<acc> (eval_one_file.sh --resume: shapes already there are kept); a run
+# stops after DEADLINE seconds and the next call continues (with fewer GPUs than accumulators they run one after the
+# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST pass through.
+# Returns summary.txt and eval.tar.gz (results CSV/JSON and tuner.summary's tables and plots per accumulator).
+set -uo pipefail
+OUT=${OUT:-h200_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+GRID=${GRID:-tuner/grids/grid_1000.txt}; ACCS=${ACCS:-"fp32 fp16"}; STATE=${STATE:-results/eval_grid}
+DEADLINE=${DEADLINE:-480}; mkdir -p "$STATE"
+say() { echo "$*" | tee -a "$OUT/summary.txt"; }
+[ -n "${SKIP_ENV:-}" ] || source scripts/device_env.sh
+mkdir -p .cache/hgemm
+for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
+mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
+slot=0
+for acc in $ACCS; do
+  gpu=${GPUS[$(( slot % ${#GPUS[@]} ))]}; slot=$((slot + 1))
+  timeout --signal=INT --kill-after=30 "$DEADLINE" ./eval_one_file.sh --grid "$GRID" --acc_precise $acc \
+    --warmup_seconds ${WARMUP_S:-0.1} --benchmark_seconds ${BENCH_S:-0.4} --base_dir "$STATE/eval_$acc" \
+    --gpu_device_id $gpu --mode offline --timing both --call_burst ${CALL_BURST:-1} --resume \
+    ${BASELINES:+--baselines $BASELINES} > "$STATE/eval_$acc.log" 2>&1 &
+  [ $slot -ge ${#GPUS[@]} ] && wait -n
+done
+wait
+for acc in $ACCS; do
+  n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['shapes']))" "$STATE/eval_$acc/results.json" \
+      2>/dev/null || echo 0)
+  say "== $acc: $n of $(grep -c . "$GRID") shapes"
+  python3 -m tuner.summary --results "$STATE/eval_$acc/results.csv" --out "$STATE/summary_$acc" > "$STATE/summary_$acc.log" 2>&1
+  head -30 "$STATE/summary_$acc.log" | tee -a "$OUT/summary.txt"
+done
+tar czf "$OUT/eval.tar.gz" -C "$STATE" .
