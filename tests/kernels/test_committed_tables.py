@@ -1,0 +1,44 @@
+"""The tuned tables committed in kernels/tables: they load, cover CUDA-L2's grid, and name only variants of the set
+the H200 runs carry (`wide`), so a retable from the wrong records or variant set fails here, not on the GPU."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernels import space
+from kernels.tuned_tables import load_tables
+from tuner.shapes import read_grid
+
+GRID = Path(__file__).resolve().parents[2] / "tuner" / "grids" / "grid_1000.txt"
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_tables("sm90")
+
+
+def test_both_accumulators_cover_the_whole_grid_for_b_col_major(tables):
+    assert set(tables) == {"f32", "f16"}
+    grid = read_grid(GRID)
+    for acc, table in tables.items():
+        missing = [s.mnk for s in grid if table.lookup(s.m, s.n, s.k, "col") is None]
+        assert not missing, f"{acc}: {len(missing)} grid shapes without an entry, e.g. {missing[:3]}"
+
+
+def test_every_named_variant_is_in_the_wide_set_and_runs_its_stated_accumulator(tables):
+    wide = {cfg.name for cfg in space.variant_set("wide")}
+    for acc, table in tables.items():
+        for entry in table.entries.values():
+            run_acc = entry.acc or acc
+            if entry.is_arm:
+                continue
+            assert entry.kernel in wide, f"{acc}: {entry.kernel} is not built by the wide set"
+            assert entry.config.acc == run_acc and entry.config.b_layout == entry.b_layout
+            assert space.supports(entry.config, entry.m, entry.n, entry.k)
+
+
+def test_only_the_f16_table_borrows_fp32_accumulation(tables):
+    assert all(e.acc is None for e in tables["f32"].entries.values())
+    borrowed = [e for e in tables["f16"].entries.values() if e.acc == "f32"]
+    assert borrowed and len(borrowed) == tables["f16"].meta["tuner"]["borrowed_f32"]
