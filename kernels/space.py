@@ -212,6 +212,9 @@ VARIANT_SETS = {
     "default": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _default_for(a, bl)],
     # default plus the wide additions, B column-major (x @ Wᵀ, the layout the grid tables are tuned for)
     "wide": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "col") + _wide_for(a, "col")],
+    # the same for B row-major (x @ W), for row-layout tables; its 30 additions are built apart (kernels.build --set
+    # wide_row --exclude default), so that a col-only run never compiles them
+    "wide_row": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "row") + _wide_for(a, "row")],
     "all": lambda: enumerate(),
 }
 

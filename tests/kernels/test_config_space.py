@@ -127,6 +127,14 @@ def test_default_set_size_and_coverage():
             assert any(c.family == "sm90" and c.scheduler == "streamk" for c in part)  # long-K
 
 
+@pytest.mark.parametrize("name, layout", [("wide", "col"), ("wide_row", "row")])
+def test_wide_sets_extend_default_for_one_layout(name, layout):
+    wide = space.variant_set(name)
+    default = {c for c in space.variant_set("default") if c.b_layout == layout}
+    assert {c.b_layout for c in wide} == {layout} and default <= set(wide)
+    assert len(wide) == len(set(wide)) == len(default) + 30
+
+
 def test_unknown_set_raises():
     with pytest.raises(KeyError, match="unknown variant set"):
         space.variant_set("nope")
