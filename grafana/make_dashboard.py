@@ -46,6 +46,10 @@ PANELS = [
        "mean batch size")], {}),
     ("Compute time per batch by backend (P50 / P99)", "timeseries", "s",
      histogram_quantiles("hgemm_compute_seconds", by="backend"), {}),
+    # off_cpu is part of the other four (the time the thread spent without the CPU): lines, not a stack
+    ("Batch thread: mean seconds per batch by phase (GPU backend)", "timeseries", "s",
+     [("sum by (phase) (rate(hgemm_batch_phase_seconds_sum[$__rate_interval])) / "
+       "sum by (phase) (rate(hgemm_batch_phase_seconds_count[$__rate_interval]))", "{{phase}}")], {}),
     ("Fallbacks by reason", "timeseries", "ops",
      [("sum by (reason) (rate(hgemm_fallbacks_total[$__rate_interval]))", "{{reason}}")], {"stack": True}),
     ("Kernel mix (GEMMs per second by kernel)", "timeseries", "ops",

@@ -2,15 +2,16 @@
 
     python -m loadtest.server_time metrics.txt
 
-Mean and P50/P99 (bucket upper bounds) of the server-side request duration of /v1/hgemm, the batcher's queue wait and
-the compute time per batch, and the mean batch size. Set against the client's latencies (Locust), it says whether
+Mean and P50/P99 (bucket upper bounds) of the server-side request duration of /v1/hgemm, the batcher's queue wait,
+the compute time per batch and its phases on the batch thread (GPU backend), and the mean batch size. Set against the client's latencies (Locust), it says whether
 time is spent in the service or between the client and the service (HTTP, sockets, the load generator)."""
 import sys
 
 # (Locust imports every .py file in loadtest/: the parser is imported where it is used.)
 
 HISTOGRAMS = {"hgemm_request_duration_seconds": {"endpoint": "/v1/hgemm"}, "hgemm_queue_wait_seconds": {},
-              "hgemm_compute_seconds": {}, "hgemm_batch_size": {}}
+              "hgemm_compute_seconds": {}, "hgemm_batch_phase_seconds": {}, "hgemm_batch_size": {}}
+BY_LABEL = {"hgemm_batch_phase_seconds": "phase"}  # one line per value of this label
 
 
 def quantile(buckets: list[tuple[float, float]], q: float) -> float:
@@ -30,24 +31,29 @@ def summarize(text: str) -> list[str]:
         wanted = HISTOGRAMS.get(family.name)
         if wanted is None:
             continue
-        buckets: dict[float, float] = {}
-        total = count = 0.0
+        split = BY_LABEL.get(family.name)
+        groups: dict[str, dict] = {}
         for sample in family.samples:
             if any(sample.labels.get(k) != v for k, v in wanted.items()):
                 continue
+            group = groups.setdefault(sample.labels.get(split, "") if split else "",
+                                      {"buckets": {}, "sum": 0.0, "count": 0.0})
             if sample.name.endswith("_bucket"):
                 bound = float(sample.labels["le"])
-                buckets[bound] = buckets.get(bound, 0.0) + sample.value
+                group["buckets"][bound] = group["buckets"].get(bound, 0.0) + sample.value
             elif sample.name.endswith("_sum"):
-                total += sample.value
+                group["sum"] += sample.value
             elif sample.name.endswith("_count"):
-                count += sample.value
-        if not count:
-            continue
-        ordered = sorted(buckets.items())
-        scale, unit = (1.0, "") if family.name == "hgemm_batch_size" else (1e3, " ms")
-        lines.append(f"server {family.name}: n={count:.0f} mean={total / count * scale:.2f}{unit} "
-                     f"p50<={quantile(ordered, 0.5) * scale:g}{unit} p99<={quantile(ordered, 0.99) * scale:g}{unit}")
+                group["count"] += sample.value
+        for value, group in groups.items():
+            count = group["count"]
+            if not count:
+                continue
+            ordered = sorted(group["buckets"].items())
+            scale, unit = (1.0, "") if family.name == "hgemm_batch_size" else (1e3, " ms")
+            name = f"{family.name}{{{split}={value}}}" if split else family.name
+            lines.append(f"server {name}: n={count:.0f} mean={group['sum'] / count * scale:.2f}{unit} "
+                         f"p50<={quantile(ordered, 0.5) * scale:g}{unit} p99<={quantile(ordered, 0.99) * scale:g}{unit}")
     return lines
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,9 +25,16 @@ ALIGN = 256  # bytes: staging slices start on this boundary
 SMALL_BATCH_MACS = 1 << 22  # below this many multiply-adds per batch the CPU backend stays on the batch thread
 
 
+PHASES = ("stage_in", "launch", "sync", "stage_out", "off_cpu")
+
+
 class Backend:
     name = "base"
     device = "none"
+    # seconds per phase of the last batch (GpuBackend; empty for others), read on the batch thread right after
+    # run_batch: stage_in (copies into pinned buffers), launch (H2D + GEMM + D2H enqueued), sync (waiting for the
+    # streams), stage_out (copies out of pinned buffers), off_cpu (wall minus the thread's CPU time: GIL waits, blocking)
+    phases: dict[str, float] = {}
 
     def load(self) -> None:
         """Heavy initialization (CUDA context, kernel tables); runs once, off the event loop."""
@@ -203,6 +211,8 @@ class GpuBackend(Backend):
         return a @ (b if b_layout == "row" else b.t()), Selection("cublas", "not_built")
 
     def _run_groups(self, groups):
+        wall0, cpu0 = time.perf_counter(), time.thread_time()
+        phases = dict.fromkeys(PHASES, 0.0)
         slots = [[] for _ in self.streams]
         for index, group in enumerate(groups):
             slots[index % len(self.streams)].append(index)
@@ -213,10 +223,13 @@ class GpuBackend(Backend):
         with torch.cuda.device(self.torch_device):
             for slot, members in enumerate(slots):
                 for index in members:
-                    launched[index] = self._launch(groups[index], slot)
+                    launched[index] = self._launch(groups[index], slot, phases)
+            synced = time.perf_counter()
             for slot, members in enumerate(slots):
                 if members:
                     self.streams[slot].synchronize()  # once per batch and stream, not once per request
+        copied = time.perf_counter()
+        phases["sync"] = copied - synced
         outcomes = []
         for item in launched:
             if isinstance(item, Exception):
@@ -224,6 +237,10 @@ class GpuBackend(Backend):
             else:
                 host_c, selection = item
                 outcomes.append((host_c.numpy().copy(), selection))  # the pinned slice is reused next batch
+        end = time.perf_counter()
+        phases["stage_out"] = end - copied
+        phases["off_cpu"] = max(0.0, (end - wall0) - (time.thread_time() - cpu0))
+        self.phases = phases
         return outcomes
 
     @staticmethod
@@ -233,7 +250,8 @@ class GpuBackend(Backend):
             nbytes += _aligned(group.b.nbytes)
         return nbytes
 
-    def _launch(self, group: Group, slot: int):
+    def _launch(self, group: Group, slot: int, phases: dict[str, float]):
+        started = time.perf_counter()
         try:
             stream = self.streams[slot]
             m, k, n = group.m, group.k, group.n
@@ -247,11 +265,14 @@ class GpuBackend(Backend):
                 host_b = self.inputs[slot].take(*group.b.shape)
                 host_b.numpy()[...] = group.b
             host_c = self.outputs[slot].take(m, n)
+            staged = time.perf_counter()
+            phases["stage_in"] += staged - started
             with torch.cuda.stream(stream):
                 a = host_a.to(self.torch_device, non_blocking=True)
                 b = group.b if host_b is None else host_b.to(self.torch_device, non_blocking=True)
                 c, selection = self._gemm(a, b, group.b_layout, group.acc)
                 host_c.copy_(c, non_blocking=True)
+            phases["launch"] += time.perf_counter() - staged
             return host_c, selection
         except Exception as error:
             log.exception("gpu gemm failed")

@@ -40,6 +40,9 @@ class Metrics:
                                     buckets=FAST_BUCKETS, registry=r)
         self.compute = Histogram("hgemm_compute_seconds", "compute time per batch", ["backend"], buckets=FAST_BUCKETS,
                                  registry=r)
+        self.batch_phase = Histogram(
+            "hgemm_batch_phase_seconds", "where a batch's time went on the batch thread (gpu backend): stage_in, "
+            "launch, sync, stage_out, off_cpu (GIL waits and blocking)", ["phase"], buckets=FAST_BUCKETS, registry=r)
         self.batch_size = Histogram("hgemm_batch_size", "requests per batch", buckets=BATCH_BUCKETS, registry=r)
         self.queue_depth = Gauge("hgemm_queue_depth", "requests waiting in the batcher queue", registry=r)
         self.queue_capacity = Gauge("hgemm_queue_capacity", "batcher queue capacity", registry=r)

@@ -81,6 +81,8 @@ class ServiceState:
         results = self.backend.run_batch(jobs)
         metrics = self.metrics
         metrics.child(metrics.compute, self.backend.name).observe(time.perf_counter() - started)
+        for phase, seconds in self.backend.phases.items():
+            metrics.child(metrics.batch_phase, phase).observe(seconds)
         for result in results:
             if isinstance(result, JobResult):
                 metrics.child(metrics.kernel_selections, result.selection.kernel).inc()

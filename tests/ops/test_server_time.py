@@ -32,3 +32,21 @@ def test_quantile_is_the_upper_bound_of_its_bucket():
     buckets = [(1.0, 10.0), (2.0, 50.0), (4.0, 100.0)]
     assert quantile(buckets, 0.1) == 1.0 and quantile(buckets, 0.5) == 2.0 and quantile(buckets, 0.99) == 4.0
     assert summarize("") == []
+
+
+def test_batch_phases_get_one_line_each():
+    scrape = """
+# TYPE hgemm_batch_phase_seconds histogram
+hgemm_batch_phase_seconds_bucket{phase="stage_in",le="0.001"} 3.0
+hgemm_batch_phase_seconds_bucket{phase="stage_in",le="+Inf"} 4.0
+hgemm_batch_phase_seconds_sum{phase="stage_in"} 0.004
+hgemm_batch_phase_seconds_count{phase="stage_in"} 4.0
+hgemm_batch_phase_seconds_bucket{phase="off_cpu",le="0.001"} 0.0
+hgemm_batch_phase_seconds_bucket{phase="off_cpu",le="0.01"} 4.0
+hgemm_batch_phase_seconds_bucket{phase="off_cpu",le="+Inf"} 4.0
+hgemm_batch_phase_seconds_sum{phase="off_cpu"} 0.02
+hgemm_batch_phase_seconds_count{phase="off_cpu"} 4.0
+"""
+    assert summarize(scrape) == [
+        "server hgemm_batch_phase_seconds{phase=stage_in}: n=4 mean=1.00 ms p50<=1 ms p99<=inf ms",
+        "server hgemm_batch_phase_seconds{phase=off_cpu}: n=4 mean=5.00 ms p50<=10 ms p99<=10 ms"]

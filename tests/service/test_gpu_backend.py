@@ -47,6 +47,9 @@ def test_gpu_backend_batches_match_float64_and_fuse(rng):
         assert result.selection.fallback is None or result.selection.fallback in reasons
     assert [r.fused for r in results[-3:]] == [3, 3, 3]
     assert all(r.fused == 1 for r in results[:-3])
+    from service.backends import PHASES
+    assert set(backend.phases) == set(PHASES) and all(v >= 0 for v in backend.phases.values())
+    assert backend.phases["launch"] > 0 and backend.phases["stage_in"] > 0
 
 
 def test_gpu_backend_results_do_not_alias_the_staging_buffers(rng):

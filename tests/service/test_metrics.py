@@ -7,7 +7,7 @@ from service_helpers import binary_headers, fp16, run, serving
 
 CONTRACT_FAMILIES = {  # name as the parser reports it (counters without _total) -> type
     "hgemm_requests": "counter", "hgemm_request_duration_seconds": "histogram", "hgemm_queue_wait_seconds": "histogram",
-    "hgemm_compute_seconds": "histogram", "hgemm_batch_size": "histogram", "hgemm_queue_depth": "gauge",
+    "hgemm_compute_seconds": "histogram", "hgemm_batch_phase_seconds": "histogram", "hgemm_batch_size": "histogram", "hgemm_queue_depth": "gauge",
     "hgemm_queue_capacity": "gauge", "hgemm_inflight_requests": "gauge", "hgemm_fallbacks": "counter",
     "hgemm_kernel_selections": "counter", "hgemm_rejected": "counter", "hgemm_resident_operands": "gauge",
     "hgemm_resident_operand_bytes": "gauge", "hgemm_resident_budget_bytes": "gauge", "hgemm_ready": "gauge",
@@ -75,6 +75,28 @@ def test_metrics_after_traffic(rng):
             assert sum(0.025 <= b <= 0.1 for b in buckets) >= 6  # dense around the 50 ms objective
             assert not any(k[0] == "hgemm_requests_total" and dict(k[1])["endpoint"] == "/v1/operands/op_x"
                            for k in values)
+    run(scenario())
+
+
+def test_batch_phases_of_the_backend_are_observed_per_batch(rng):
+    from service.backends import PHASES, CpuBackend
+
+    class PhasedCpuBackend(CpuBackend):  # the GPU backend's phase report, on the CPU
+        def run_batch(self, jobs):
+            self.phases = {phase: 0.001 * (i + 1) for i, phase in enumerate(PHASES)}
+            return super().run_batch(jobs)
+
+    async def scenario():
+        async with serving(PhasedCpuBackend(num_threads=1)) as (client, _):
+            a, b = fp16(rng, 4, 8), fp16(rng, 8, 4)
+            for _ in range(3):
+                r = await client.post("/v1/hgemm", content=a.tobytes() + b.tobytes(),
+                                      headers=binary_headers(m=4, n=4, k=8))
+                assert r.status_code == 200
+            _, values = scrape((await client.get("/metrics")).text)
+            for i, phase in enumerate(PHASES):
+                assert value(values, "hgemm_batch_phase_seconds_count", phase=phase) == 3
+                assert abs(value(values, "hgemm_batch_phase_seconds_sum", phase=phase) - 0.003 * (i + 1)) < 1e-9
     run(scenario())
 
 
