@@ -92,3 +92,18 @@ def test_expected_random_trials_matches_simulation():
     runs = [random_search(env, shape, seed=s, stop=lambda r: r.trials[-1].us <= best / 0.98) for s in range(300)]
     sim = np.mean([len(r.trials) for r in runs])
     assert sim == pytest.approx(expected_random_trials(len(cands), good), rel=0.15)
+
+
+def test_the_comparison_measures_each_arm_once_and_replays_it_for_the_agent_and_random_search():
+    class Counting(SyntheticEnv):
+        calls = 0
+
+        def measure(self, shape, arm):
+            Counting.calls += 1
+            return super().measure(shape, arm)
+
+    env = Counting()
+    shapes = sample_shapes(3, 7)
+    result = compare(env, shapes, params=AgentParams(seed=0), random_seeds=2)
+    assert Counting.calls == sum(r["candidates"] for r in result["rows"])  # the exhaustive passes, nothing more
+    assert all(r["agent_budget"] >= 1 and 1 <= r["random_sim"] <= r["candidates"] for r in result["rows"])
