@@ -293,6 +293,7 @@ class Dispatcher:
     def _realize(self, choice, shape, b_layout, acc, *, padded_lookup: bool, target=None):
         """(Selection, None) if the choice can run `shape` (padded if needed), else (None, reason or None)."""
         name, config, knobs, run_acc = choice
+        more_precise = run_acc if run_acc != acc else None  # what Selection.acc reports
         if name in self._quarantine:
             return None, "quarantined"
         if name in ("cublas", "cublaslt"):
@@ -305,8 +306,7 @@ class Dispatcher:
                     return None, why
             run = _bind_arm(self._arm(name, config), b_layout, run_acc)
             return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas",
-                             align=self.lt_align_bytes if index is not None else 0,
-                             acc=run_acc if run_acc != acc else None), None
+                             align=self.lt_align_bytes if index is not None else 0, acc=more_precise), None
         m, n, k = shape
         if target is None and not self._supports(config, m, n, k):
             if self.pad:  # the same variant on the smallest padded shape it supports
@@ -326,8 +326,7 @@ class Dispatcher:
         run = _bind_kernel(kernel, knobs)
         if target is not None:
             run = PaddedLauncher(run, shape, target, b_layout, self._pool())
-        return Selection(name, None, run, config=config, padded=target, guarded=True,
-                         acc=run_acc if run_acc != acc else None), None
+        return Selection(name, None, run, config=config, padded=target, guarded=True, acc=more_precise), None
 
     def _lt_index_problem(self, index: int, shape, b_layout: str, acc: str) -> str | None:
         """None if cuBLASLt's heuristic list for this shape has entry `index` (as when it was tuned); else the

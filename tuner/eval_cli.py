@@ -126,8 +126,9 @@ def main(argv=None) -> int:
                              benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                              target_qps=args.target_qps if args.mode == "server" else None,
                              b_layout=args.b_layout, baseline_names=args.baseline_names, ours=args.ours,
-                             seed=args.seed, call_burst=args.call_burst, extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
-                                                    for name, d in also.items()])
+                             seed=args.seed, call_burst=args.call_burst,
+                             extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
+                                    for name, d in also.items()])
         records.append(rec)
         print(format_table(rec), flush=True)
         write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data
@@ -158,14 +159,16 @@ def previous_records(args) -> list[dict]:
 
 def also_dispatchers(tables: dict[str, str]) -> dict:
     """{ours[NAME]: a Dispatcher of this GPU whose tables come from DIR} for --also_tables."""
+    if not tables:
+        return {}
+    import torch
+
     from kernels.dispatch import Dispatcher
     from kernels.tuned_tables import load_tables
 
-    out = {}
-    for name, directory in tables.items():
-        base = Dispatcher.default()
-        out[f"ours[{name}]"] = Dispatcher.default(tables=load_tables(base.arch, directory))
-    return out
+    arch = "sm%d%d" % torch.cuda.get_device_capability()
+    return {f"ours[{name}]": Dispatcher.default(tables=load_tables(arch, directory))
+            for name, directory in tables.items()}
 
 
 if __name__ == "__main__":

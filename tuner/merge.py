@@ -40,24 +40,20 @@ def merge_runs(runs: list[list[dict]]) -> list[dict]:
     return list(merged.values())
 
 
-def _cost(entry: dict, objective: Objective) -> float:
-    us = entry["us"]
-    if objective.kind == "call" and objective.host_bound(us):
-        return objective.call_us(us, family(entry["kernel"]))
-    return us
-
-
 def borrow_more_precise(f16_entries: list[dict], f32_entries: list[dict], objective: Objective,
                         margin: float = 1.02) -> tuple[list[dict], int]:
     """The f16 entries, each replaced by the f32 entry of its shape (marked "acc": "f32") when that costs `margin`
     times less under the objective; and how many were replaced."""
     if margin < 1:
         raise ValueError(f"margin must be >= 1, got {margin}")
+    def cost(entry: dict) -> float:
+        return objective.cost(entry["us"], family(entry["kernel"]))
+
     by_shape = {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in f32_entries}
     out, borrowed = [], 0
     for e16 in f16_entries:
         e32 = by_shape.get((e16["m"], e16["n"], e16["k"], e16["b_layout"]))
-        if e32 is not None and _cost(e32, objective) * margin <= _cost(e16, objective):
+        if e32 is not None and cost(e32) * margin <= cost(e16):
             out.append({**e32, "acc": "f32", "cublas_us": e16["cublas_us"]})  # speedups stay against f16's cuBLAS
             borrowed += 1
         else:

@@ -8,8 +8,8 @@
 
 Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
 the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel
-costs its full difference (session 3: without this rule the call table ran 3%-slower kernels on 100 µs shapes). A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on
-the H200 host, a built sm80 variant ~5.7 µs in total through the C fast path, an sm90 one ~8 µs (docs/results.md,
+costs its full difference (session 3: without this rule the call table ran 3%-slower kernels on 100 µs shapes).
+A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on the H200 host, a built sm80 variant ~5.7 µs in total through the C fast path, an sm90 one ~8 µs (docs/results.md,
 session 2), against kernels of 3-10 µs. The host costs are per arm family, measured with `python -m kernels.overhead`
 and given with --host-us when they differ (another host, another driver).
 """
@@ -50,6 +50,11 @@ class Objective:
 
     def call_us(self, kernel_us: float, family: str) -> float:
         return kernel_us + self.host_us.get(family, self.host_us["cublas"])
+
+    def cost(self, kernel_us: float, family: str) -> float:
+        """What this objective minimizes for an arm whose kernel takes kernel_us: the time per call for host-bound
+        kernels under `call`, else the kernel time."""
+        return self.call_us(kernel_us, family) if self.host_bound(kernel_us) else kernel_us
 
     def choose(self, record: dict, min_speedup: float) -> dict | None:
         """The trial a table entry should run for this finished shape (a dict with "arm", "us", "speedup"), or None

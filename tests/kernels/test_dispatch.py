@@ -20,6 +20,8 @@ from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
 from kernels.runtime import KernelLaunchError, KernelNotBuilt
 from kernels.tuned_tables import TunedTable
 
+from gemm_operands import operands, rel_err
+
 SM90_ROW = KernelConfig("sm90", "f32", "row", (128, 128, 64), schedule="cooperative", scheduler="persistent")
 SM90_COL = KernelConfig("sm90", "f32", "col", (64, 128, 64), schedule="pingpong", scheduler="persistent")
 SM80_COL_A2 = KernelConfig("sm80", "f32", "col", (64, 64, 64), warp=(32, 32, 64), stages=5, alignment=2)
@@ -109,18 +111,6 @@ def make(tables=(), modes=None, failing_arms=(), **kwargs):
     kwargs.setdefault("lt_align_bytes", 64)  # torch's CPU allocations are 64-byte aligned (CUDA ones 256+)
     d = Dispatcher(tables=by_acc, load_kernel=loader, arm_factory=arms, arch="sm90", **kwargs)
     return d, loader, arms
-
-
-def operands(m, n, k, b_layout="row", seed=0):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g).half()
-    b = torch.randn(*((k, n) if b_layout == "row" else (n, k)), generator=g).half()
-    return a, b
-
-
-def rel_err(out, a, b, b_layout):
-    ref = a.double() @ (b.double() if b_layout == "row" else b.double().t())
-    return ((out.double() - ref).norm() / ref.norm()).item()
 
 
 def poisoned(m, n):

@@ -20,6 +20,8 @@ from kernels.config import KernelConfig
 from kernels.cublas import CublasArm, library
 from kernels.dispatch import Dispatcher, DispatchEvent
 
+from gemm_operands import operands, rel_err
+
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 
 CFG = {"row": KernelConfig("sm90", "f32", "row", (128, 128, 64), schedule="cooperative", scheduler="persistent"),
@@ -115,16 +117,8 @@ def dispatcher(world, *, tuned=True, events=None, **kwargs) -> Dispatcher:
                       fast_path=fastpath.new_table(lambda device: STREAM), **kwargs)
 
 
-def operands(m, n, k, b_layout, seed):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=g).half()
-    b = torch.randn(*((k, n) if b_layout == "row" else (n, k)), generator=g).half()
-    return a, b
-
-
 def check(out, a, b, b_layout):
-    ref = a.double() @ (b.double() if b_layout == "row" else b.double().t())
-    err = ((out.double() - ref).norm() / ref.norm()).item()
+    err = rel_err(out, a, b, b_layout)
     assert err < 2e-3, err
 
 
