@@ -3,7 +3,8 @@
 #   OUT=dir GRID=tuner/grids/grid_1000.txt ACCS="fp32 fp16" STATE=dir DEADLINE=480 bash scripts/h200_eval.sh
 # Each accumulator's results live in STATE/eval_<acc> (eval_one_file.sh --resume: shapes already there are kept); a run
 # stops after DEADLINE seconds and the next call continues (with fewer GPUs than accumulators they run one after the
-# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST pass through.
+# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST pass through. SHUFFLE=1 measures the grid in a
+# fixed pseudo-random order, so that a run cut short by DEADLINE is a fair sample of every size rather than the smallest.
 # Returns summary.txt and eval.tar.gz (results CSV/JSON and tuner.summary's tables and plots per accumulator).
 set -uo pipefail
 OUT=${OUT:-h200_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
@@ -12,6 +13,10 @@ DEADLINE=${DEADLINE:-480}; mkdir -p "$STATE"
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 [ -n "${SKIP_ENV:-}" ] || source scripts/device_env.sh
 mkdir -p .cache/hgemm
+if [ -n "${SHUFFLE:-}" ]; then
+  python3 -c "import random,sys; s=open(sys.argv[1]).read().split(); random.Random(0).shuffle(s); print(*s, sep='\n')" \
+    "$GRID" > /tmp/h200_eval_grid.txt && GRID=/tmp/h200_eval_grid.txt
+fi
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 slot=0
