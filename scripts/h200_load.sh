@@ -2,7 +2,7 @@
 # Load runs on the H200 host (device tool), from the repo root:  OUT=dir bash scripts/h200_load.sh [SCENARIO]
 # The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
 # (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request);
-# RUNS picks among batched unbatched batched_gil unbatched_gil naive (default: batched unbatched naive).
+# RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil naive (default: batched unbatched naive).
 # Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
 set -uo pipefail
 SCENARIO=${1:-resident}
@@ -34,6 +34,9 @@ run() {  # name port command...
 }
 want() { case " ${RUNS:-batched unbatched naive} " in *" $1 "*) return 0;; esac; return 1; }
 want batched && run batched 8000 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8000 python3 -m service
+# the batcher always waiting HGEMM_MAX_QUEUE_DELAY_US for a full batch (the default waits only for arriving requests)
+want batched_delay && run batched_delay 8005 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8005 HGEMM_BATCH_GATHER=delay \
+  python3 -m service
 want unbatched && run unbatched 8001 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8001 HGEMM_MAX_BATCH_SIZE=1 python3 -m service
 # the same two with a 200 µs GIL switch interval (docs/notes.md: the event loop and the batch thread share the GIL)
 want batched_gil && run batched_gil 8003 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8003 \

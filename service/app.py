@@ -89,18 +89,21 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         kind = _content_type(request)
         require_ready(state)
         if kind == BINARY:
-            params = codec.binary_params(request.query_params, _x_headers(request))
-            plan = codec.binary_plan(params, state.registry, settings.max_elements)
-            body = await _read_body(request, settings.max_body_bytes, plan.body_bytes, plan.describe())
-            job = codec.job_from_binary(body, plan, params.acc)
+            with state.batcher.arriving():  # a gathering batch waits for this request (batcher.py)
+                params = codec.binary_params(request.query_params, _x_headers(request))
+                plan = codec.binary_plan(params, state.registry, settings.max_elements)
+                body = await _read_body(request, settings.max_body_bytes, plan.body_bytes, plan.describe())
+                job = codec.job_from_binary(body, plan, params.acc)
             result = await submit(state, job)
             # a memoryview of C: starlette sends contiguous buffers as they are, without another copy
             return Response(memoryview(np.ascontiguousarray(result.c)), media_type=BINARY,
                             headers=codec.binary_headers(result, params.acc))
-        body = await _read_body(request, settings.max_body_bytes)
-        large = len(body) > OFF_LOOP_BYTES
-        parsed = await _maybe_off_loop(large, _parse, HgemmRequest, body)
-        job, encoding = await _maybe_off_loop(large, codec.job_from_json, parsed, state.registry, settings.max_elements)
+        with state.batcher.arriving():
+            body = await _read_body(request, settings.max_body_bytes)
+            large = len(body) > OFF_LOOP_BYTES
+            parsed = await _maybe_off_loop(large, _parse, HgemmRequest, body)
+            job, encoding = await _maybe_off_loop(large, codec.job_from_json, parsed, state.registry,
+                                                  settings.max_elements)
         result = await submit(state, job)
         acc = codec.ACCUMULATORS[parsed.acc]
         content = await _maybe_off_loop(large, lambda: orjson.dumps(codec.result_to_json(result, acc, encoding),

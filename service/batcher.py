@@ -2,13 +2,16 @@
 
 `submit(item)` enqueues an item and awaits its result. One worker coroutine gathers up to `max_batch_size` items, or
 waits at most `max_queue_delay_s` after the first item of a batch arrived, then runs `run_batch(items)` on a dedicated
-thread (the event loop stays free) and hands each result back through its future. The queue is bounded (`QueueFull`
+thread (the event loop stays free) and hands each result back through its future. It waits only for requests it knows
+are on their way: handlers wrap reading and decoding a request in `arriving()`, and a batch leaves as soon as none is
+(a lone request does not pay the delay; requests that came in while the last batch ran are already queued). The queue is bounded (`QueueFull`
 when full), each request has a deadline (`RequestTimeout`), and `close()` drains: every accepted item is answered.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,11 +49,16 @@ def _expire(future: asyncio.Future, timeout_s: float) -> None:
 
 class Batcher:
     def __init__(self, run_batch: Callable[[list[Any]], list[Any]], *, max_batch_size: int, max_queue_delay_s: float,
-                 capacity: int, timeout_s: float, observers: Sequence[BatchObserver] = ()):
-        """`run_batch(items)` returns one entry per item: its result, or an exception instance for that item only."""
+                 capacity: int, timeout_s: float, observers: Sequence[BatchObserver] = (), gather: str = "arriving"):
+        """`run_batch(items)` returns one entry per item: its result, or an exception instance for that item only.
+        `gather`: "arriving" waits (at most the delay) only while a request is arriving; "delay" always waits the
+        delay for a full batch, which suits closed-loop clients that send again as soon as they are answered."""
+        if gather not in ("arriving", "delay"):
+            raise ValueError(f"gather must be 'arriving' or 'delay', not {gather!r}")
         self._run_batch = run_batch
         self.max_batch_size = max_batch_size
         self.max_queue_delay_s = max_queue_delay_s
+        self._always_wait = gather == "delay"
         self.capacity = capacity
         self.timeout_s = timeout_s
         self.observers = list(observers)
@@ -59,6 +67,7 @@ class Batcher:
         # when idle, and when the batch is full while gathering (not on every arrival: each wake-up costs a loop turn).
         self._wakeup: asyncio.Future | None = None
         self._gathering = False
+        self._arriving = 0  # requests being read or decoded that will be submitted next (see arriving())
         self._closed = False
         self._worker: asyncio.Task | None = None
         # One thread: batches run one after another; the next batch gathers while this one computes.
@@ -67,6 +76,19 @@ class Batcher:
     @property
     def depth(self) -> int:
         return len(self._queue)
+
+    @contextlib.contextmanager
+    def arriving(self):
+        """Wrap the reading and decoding of a request that will be submitted right after: while any such request is
+        in progress, a gathering batch waits for it (up to the delay); when none is, the batch leaves at once.
+        Leave the block before awaiting `submit` (the item is enqueued in the same loop turn)."""
+        self._arriving += 1
+        try:
+            yield
+        finally:
+            self._arriving -= 1
+            if self._arriving == 0 and self._gathering and not self._always_wait:
+                self._wake()
 
     def start(self) -> None:
         if self._worker is None:
@@ -83,7 +105,7 @@ class Batcher:
         pending = _Pending(item, loop.create_future())
         self._queue.append(pending)
         self._notify_depth()
-        if not self._gathering or len(self._queue) >= self.max_batch_size:
+        if not self._gathering or len(self._queue) >= self.max_batch_size or not self._waiting_for_arrivals():
             self._wake()
         # a plain timer instead of asyncio.wait_for, which adds a future and callbacks per request
         timer = loop.call_later(self.timeout_s, _expire, pending.future, self.timeout_s)
@@ -112,17 +134,21 @@ class Batcher:
                 await self._dispatch(batch)
 
     async def _gather(self) -> None:
-        """Wait until a full batch is queued, the first item's delay is spent, or we are draining."""
+        """Wait until a full batch is queued, no request is arriving, the first item's delay is spent, or we are
+        draining."""
         deadline = self._queue[0].enqueued_at + self.max_queue_delay_s
         self._gathering = True
         try:
-            while len(self._queue) < self.max_batch_size and not self._closed:
+            while len(self._queue) < self.max_batch_size and self._waiting_for_arrivals() and not self._closed:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     return
                 await self._sleep(remaining)
         finally:
             self._gathering = False
+
+    def _waiting_for_arrivals(self) -> bool:
+        return self._always_wait or self._arriving > 0
 
     async def _sleep(self, timeout_s: float | None = None) -> None:
         """Until `_wake()` or `timeout_s` passed."""

@@ -102,11 +102,12 @@ class BinaryHgemm:
                 x_headers[name.decode("latin-1").lower()] = value.decode("latin-1")
             elif name == b"content-length":
                 declared = value
-        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
-        params = codec.binary_params(query, x_headers)
-        plan = codec.binary_plan(params, state.registry, settings.max_elements)
-        body = await read_body(declared, receive, settings.max_body_bytes, plan.body_bytes, plan.describe())
-        job = codec.job_from_binary(body, plan, params.acc)
+        with state.batcher.arriving():  # a gathering batch waits for this request (batcher.py)
+            query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+            params = codec.binary_params(query, x_headers)
+            plan = codec.binary_plan(params, state.registry, settings.max_elements)
+            body = await read_body(declared, receive, settings.max_body_bytes, plan.body_bytes, plan.describe())
+            job = codec.job_from_binary(body, plan, params.acc)
         result = await submit(state, job)
         c = np.ascontiguousarray(result.c)
         # C's bytes go to the socket as they are: a flat memoryview, no bytes() copy

@@ -18,6 +18,9 @@ class Settings(BaseSettings):
     backend: Literal["auto", "gpu", "cpu"] = "auto"
     max_batch_size: int = Field(8, ge=1, le=256)
     max_queue_delay_us: int = Field(500, ge=0, le=10_000_000)
+    batch_gather: Literal["arriving", "delay"] = Field(
+        "arriving", description="arriving: a batch waits (at most the delay) only for requests still being read; "
+                                "delay: it always waits the delay for a full batch (closed-loop clients)")
     queue_capacity: int = Field(512, ge=1)
     request_timeout_s: float = Field(10.0, gt=0)
     max_body_bytes: int = Field(128 * MiB, ge=1)

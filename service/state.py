@@ -31,7 +31,8 @@ class ServiceState:
         self.registry = OperandRegistry(settings.operand_budget_bytes)
         self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
                                max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
-                               timeout_s=settings.request_timeout_s, observers=[self.metrics])
+                               timeout_s=settings.request_timeout_s, observers=[self.metrics],
+                               gather=settings.batch_gather)
         self.ready = False
         self.not_ready_reason = "loading the backend"
         self._loader: asyncio.Task | None = None

@@ -1,5 +1,5 @@
-"""The batcher on its own, with plain-Python batch functions: batch formation, the delay bound, the bounded queue,
-deadlines, per-item failures and the drain."""
+"""The batcher on its own, with plain-Python batch functions: batch formation, waiting only for arriving requests and
+at most the delay, the bounded queue, deadlines, per-item failures and the drain."""
 import asyncio
 import threading
 
@@ -41,12 +41,87 @@ def test_eight_concurrent_requests_form_one_batch():
     run(scenario())
 
 
-def test_a_lone_request_is_dispatched_after_the_delay_not_held_for_a_full_batch():
+def test_a_lone_request_with_nothing_arriving_leaves_at_once_not_after_the_delay():
     async def scenario():
         recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=0.01)
+        batcher = make(recorder, max_queue_delay_s=30)  # waiting for the delay would time the test out
         batcher.start()
-        assert await batcher.submit(21) == 42
+        assert await asyncio.wait_for(batcher.submit(21), 5) == 42
+        assert recorder.batches == [[21]]
+        await batcher.close()
+    run(scenario())
+
+
+def test_a_batch_waits_for_a_request_still_arriving_and_takes_it_along():
+    async def scenario():
+        recorder = Recorder()
+        batcher = make(recorder, max_queue_delay_s=30)
+        batcher.start()
+        read = asyncio.Event()
+
+        async def slow_request():  # as the handlers do: read and decode inside arriving(), then submit at once
+            with batcher.arriving():
+                await read.wait()
+            return await batcher.submit(2)
+
+        second = asyncio.ensure_future(slow_request())
+        await asyncio.sleep(0)
+        first = asyncio.ensure_future(batcher.submit(1))
+        await asyncio.sleep(0.05)
+        assert recorder.batches == []  # held for the arriving request
+        read.set()
+        assert await asyncio.wait_for(asyncio.gather(first, second), 5) == [2, 4]
+        assert recorder.batches == [[1, 2]]
+        await batcher.close()
+    run(scenario())
+
+
+def test_an_arriving_request_that_fails_releases_the_waiting_batch():
+    async def scenario():
+        recorder = Recorder()
+        batcher = make(recorder, max_queue_delay_s=30)
+        batcher.start()
+
+        async def bad_request():
+            with batcher.arriving():
+                await asyncio.sleep(0.05)
+                raise ValueError("malformed body")  # never submitted
+
+        first = asyncio.ensure_future(batcher.submit(1))
+        with pytest.raises(ValueError):
+            await asyncio.gather(bad_request(), asyncio.sleep(0))
+        assert await asyncio.wait_for(first, 5) == 2
+        assert recorder.batches == [[1]]
+        await batcher.close()
+    run(scenario())
+
+
+def test_gather_delay_waits_for_a_full_batch_even_with_nothing_arriving():
+    async def scenario():
+        recorder = Recorder()
+        batcher = make(recorder, max_queue_delay_s=30, gather="delay", max_batch_size=2)
+        batcher.start()
+        first = asyncio.ensure_future(batcher.submit(1))
+        await asyncio.sleep(0.05)
+        assert recorder.batches == []  # waiting for the second item or the delay
+        assert await asyncio.wait_for(asyncio.gather(first, batcher.submit(2)), 5) == [2, 4]
+        assert recorder.batches == [[1, 2]]
+        await batcher.close()
+    run(scenario())
+
+
+def test_an_unknown_gather_mode_is_refused():
+    with pytest.raises(ValueError, match="gather"):
+        make(Recorder(), gather="sometimes")
+
+
+def test_the_delay_bounds_the_wait_for_a_request_that_keeps_arriving():
+    async def scenario():
+        recorder = Recorder()
+        batcher = make(recorder, max_queue_delay_s=0.05)
+        batcher.start()
+        with batcher.arriving():  # a slow upload that outlasts the delay
+            assert await asyncio.wait_for(batcher.submit(21), 5) == 42
         assert recorder.batches == [[21]]
         await batcher.close()
     run(scenario())
