@@ -3,11 +3,14 @@ shapes; PNG plots (speedup distribution by bucket; TFLOP/s vs FLOP).
 
   python -m tuner.summary --results results/results.csv --out results/summary
   python -m tuner.summary --speedup_csv ../shared/anchors/cudal2_published_h100_offline.csv --timing kernel --out s/
-The second form reads a wide CSV of speedups (CUDA-L2's published format: mnk + one column per baseline)."""
+The second form reads a wide CSV of speedups (CUDA-L2's published format: mnk + one column per baseline).
+With --results, the run's own results.json (or results.json.gz) next to the CSV says where and how it was measured;
+the summary repeats that (date, GPU, driver, CUDA, torch, commit, settings) so a copied summary keeps its context."""
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import math
 import sys
@@ -102,6 +105,21 @@ def format_summary(table: dict) -> str:
     return "\n".join(lines)
 
 
+MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "acc", "b_layout", "mode", "timings",
+            "warmup_seconds", "benchmark_seconds", "call_burst")
+
+
+def run_meta(results_csv: str | Path) -> dict:
+    """The measurement context of an eval run: the `meta` of the results.json(.gz) beside its CSV ({} if none)."""
+    folder = Path(results_csv).parent
+    for name, opener in (("results.json", open), ("results.json.gz", gzip.open)):
+        if (folder / name).exists():
+            with opener(folder / name, "rt") as f:
+                meta = json.load(f).get("meta", {})
+            return {key: meta[key] for key in MEASURED if meta.get(key) is not None}
+    return {}
+
+
 def _save(plt, fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -181,13 +199,15 @@ def main(argv=None) -> int:
     table = by_bucket(rows)
     worst_shapes = {t: {b: worst(rows, t, b, args.worst) for b in per_b} for t, per_b in table.items()}
     source = args.results or args.speedup_csv
-    (out / "summary.json").write_text(json.dumps({"source": source, "by_bucket": table, "worst": worst_shapes},
-                                                 indent=1))
+    meta = run_meta(args.results) if args.results else {}
+    (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
+                                                  "worst": worst_shapes}, indent=1))
     text = format_summary(table)
     for t, per_b in worst_shapes.items():
         for b, ws in per_b.items():
             text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
-    (out / "summary.md").write_text(f"source: {source}\n\n{text}\n")
+    measured = "".join(f"{key}: {value}\n" for key, value in meta.items())
+    (out / "summary.md").write_text(f"source: {source}\n{measured}\n{text}\n")
     print(text)
     if not args.no_plots:
         for path in plot(rows, long_rows, out):

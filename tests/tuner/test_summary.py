@@ -60,9 +60,12 @@ def test_geomean_by_bucket_from_written_results(tmp_path):
 def test_cli_writes_summary_and_plots(tmp_path):
     records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0, "cuBLAS-tn": 1.0, "cuBLAS-nn": 4.0}),
                _record(Shape(4096, 4096, 4096), 4.0, {"torch.matmul": 2.0, "cuBLAS-tn": 5.0, "cuBLAS-nn": 6.0})]
-    paths = write_results(tmp_path / "run", records, {})
+    paths = write_results(tmp_path / "run", records, {"gpu": "NVIDIA H200", "commit": "abc1234", "acc": "f32",
+                                                      "argv": ["not", "repeated"]})
     assert summary.main(["--results", str(paths["csv"]), "--out", str(tmp_path / "s")]) == 0
     data = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert data["meta"] == {"gpu": "NVIDIA H200", "commit": "abc1234", "acc": "f32"}  # where and how it was measured
+    assert "gpu: NVIDIA H200\ncommit: abc1234\n" in (tmp_path / "s" / "summary.md").read_text()
     assert data["by_bucket"]["kernel"]["cuBLAS-max"]["all"]["geomean"] == pytest.approx(math.sqrt(1.0 * 1.25))
     assert (tmp_path / "s" / "speedup_by_bucket.png").stat().st_size > 0
     assert (tmp_path / "s" / "tflops_vs_flop.png").stat().st_size > 0
