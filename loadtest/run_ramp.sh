@@ -10,6 +10,8 @@
 # LOCUST_USER_RATE (10 req/s per user), LOCUST_SHAPE (64x4096x64), LOCUST_API_KEY; LOCUST=path/to/locust,
 # PYTHON=path/to/python. Writes OUT_DIR/SCENARIO_{stats,stats_history,failures,exceptions,steps}.csv and
 # OUT_DIR/SCENARIO_report.{md,json,png}. Exit status: the report's (0 = SLO held; see loadtest/report.py).
+# While Locust runs, HOST/metrics is scraped every SCRAPE_INTERVAL s (0.5; 0 = off) into SCENARIO_server_scrapes.txt,
+# and SCENARIO_server_steps.md splits the service's own histograms by step (python -m loadtest.server_time --steps).
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -28,7 +30,20 @@ mkdir -p "$out_dir"
 prefix=$out_dir/$scenario
 
 cd "$repo"
+scraper=
+if [ "${SCRAPE_INTERVAL:-0.5}" != 0 ]; then
+  rm -f "${prefix}_server_scrapes.txt"
+  "$python" -m loadtest.scrape "$host/metrics" "${prefix}_server_scrapes.txt" --interval "${SCRAPE_INTERVAL:-0.5}" &
+  scraper=$!
+  trap 'kill $scraper 2>/dev/null || true' EXIT
+fi
 # Locust exits 1 when any request failed; the report judges the run, so its status is what we return.
 "$locust" -f loadtest/ --headless --host "$host" --scenario "$scenario" --csv "$prefix" --only-summary \
   --loglevel "${LOCUST_LOGLEVEL:-INFO}" "$@" || echo "locust exited with status $? (failures are in the report)" >&2
+if [ -n "$scraper" ]; then
+  sleep "${SCRAPE_INTERVAL:-0.5}"; sleep 0.2  # one more scrape after the last step's window
+  kill $scraper 2>/dev/null; wait $scraper 2>/dev/null || true
+  "$python" -m loadtest.server_time --scrapes "${prefix}_server_scrapes.txt" --steps "${prefix}_steps.csv" \
+    --out "${prefix}_server_steps.md" > /dev/null || echo "no per-step server times (no /metrics at $host?)" >&2
+fi
 "$python" -m loadtest.report --csv-prefix "$prefix" --title "${REPORT_TITLE:-Load ramp: $scenario against $host}"

@@ -23,6 +23,8 @@ run() {  # name port command...
     -- --processes ${LOCUST_PROCS:-4} > $W/${name}_locust.log 2>&1
   echo "report exit status $?" >> "$OUT/summary.txt"
   cat $W/$name/${SCENARIO}_report.md >> "$OUT/summary.txt" 2>/dev/null
+  # the same steps as the service saw them (its histograms scraped during the run, split by step)
+  cat $W/$name/${SCENARIO}_server_steps.md >> "$OUT/summary.txt" 2>/dev/null
   # the server's own view of the same run (the naive server has none): where a request's time went inside it
   if curl -sf localhost:$port/metrics > $W/${name}_metrics.txt; then
     python3 -m loadtest.server_time $W/${name}_metrics.txt | tee -a "$OUT/summary.txt"

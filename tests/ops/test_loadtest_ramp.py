@@ -59,6 +59,11 @@ def test_a_short_ramp_produces_a_consistent_report(service, tmp_path, locust_arg
         counts = {raw["Name"]: int(raw["Request Count"]) for raw in csv.DictReader(handle)}
     for step in steps:
         assert counts[f"resident 16x256x64 step {step['step']:02d} @{step['target_qps']:g}qps"] == step["requests"]
+    # the service's own histograms, scraped during the run, split by step: every step has a row whose server-side
+    # request count matches Locust's to within the scrape windows' widening
+    server_rows = [line for line in prefix.with_name(f"{scenario}_server_steps.md").read_text().splitlines()
+                   if line.startswith("| ") and line[2].isdigit()]
+    assert [float(line.split("|")[1]) for line in server_rows] == [4.0, 8.0]
     # the resident operand was deleted when the test stopped
     import httpx
     assert httpx.get(f"{service}/v1/operands", timeout=10).json()["operands"] == []
