@@ -1,7 +1,8 @@
 """Per-shape choice of what runs a GEMM, and the guards around it (Contract 1).
 
 Chain for (M, N, K, b_layout, acc), decided once per shape and cached:
-  1. the tuned table entry for the exact shape, else the predictor's config (optional hook)
+  1. the tuned table entry for the exact shape (its `graph` alternative for calls captured into a CUDA graph, which
+     pay no launch cost per replay), else the predictor's config (optional hook)
   2. if that variant cannot run the shape as is (alignment), the same variant on a zero-padded copy
   3. otherwise a table entry / prediction for a padded shape (e.g. 127x255x511 -> 128x256x512), on a padded copy
   4. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way
@@ -156,6 +157,9 @@ class Dispatcher:
             raise ValueError(f"backend must be 'gpu' or 'cpu', got {backend!r}")
         self.backend, self.arch, self.device = backend, arch, device
         self.tables = dict(tables or {})  # acc -> TunedTable
+        # whether any entry names another choice for captured calls: only then does a call ask whether it is captured
+        self._graph_choices = any(entry.graph is not None for table in self.tables.values()
+                                  for entry in getattr(table, "entries", {}).values())
         self.predictor = predictor
         self.pad, self.max_pad_ratio, self.pad_budget_bytes = pad, max_pad_ratio, pad_budget_bytes
         self.tolerance = tolerance
@@ -234,8 +238,11 @@ class Dispatcher:
         return self._fast.stats() if self._fast is not None else None
 
     # ---- selection ------------------------------------------------------------------------------------------------
-    def select(self, m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32") -> Selection:
-        key = (m, n, k, b_layout, acc)
+    def select(self, m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32", *,
+               captured: bool = False) -> Selection:
+        """captured: for a call being captured into a CUDA graph (the table's `graph` choice, where it has one)."""
+        captured = captured and self._graph_choices
+        key = (m, n, k, b_layout, acc, "graph") if captured else (m, n, k, b_layout, acc)
         sel = self._cache.get(key)
         if sel is None:
             if b_layout not in B_LAYOUTS or acc not in ACCS:
@@ -243,22 +250,22 @@ class Dispatcher:
             if min(m, n, k) < 1:
                 raise ValueError(f"M, N, K must be >= 1, got {m}, {n}, {k}")
             with self._lock:
-                sel = self._decide(m, n, k, b_layout, acc)
+                sel = self._decide(m, n, k, b_layout, acc, captured)
                 self._cache = {**self._cache, key: sel}
         return sel
 
-    def _decide(self, m, n, k, b_layout, acc) -> Selection:
+    def _decide(self, m, n, k, b_layout, acc, captured: bool = False) -> Selection:
         if self.backend == "cpu":
             return Selection("torch_cpu", "cpu_backend", _bind_arm(_checked_torch_gemm, b_layout, acc))
         blocked = None  # the first reason a chosen variant could not run
-        choice = self._choice(m, n, k, b_layout, acc)
+        choice = self._choice(m, n, k, b_layout, acc, captured)
         if choice is not None:
             sel, blocked = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=False)
             if sel is not None:
                 return sel
         if self.pad:
             for target in pad_targets(m, n, k, self.max_pad_ratio):
-                choice = self._choice(*target, b_layout, acc)
+                choice = self._choice(*target, b_layout, acc, captured)
                 if choice is None:
                     continue
                 sel, why = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=True, target=target)
@@ -267,12 +274,15 @@ class Dispatcher:
                 blocked = blocked or why
         return self._cublas(b_layout, acc, blocked or "no_tuned_kernel")
 
-    def _choice(self, m, n, k, b_layout, acc):
+    def _choice(self, m, n, k, b_layout, acc, captured: bool = False):
         """(kernel name, config or arm options, runtime knobs, accumulator to run with) from the table, else the
-        predictor; or None. The table may answer an f16 request with an f32-accumulating kernel (more precise)."""
+        predictor; or None. The table may answer an f16 request with an f32-accumulating kernel (more precise), and a
+        captured call with the entry's `graph` choice."""
         table = self.tables.get(acc)
         entry = table.lookup(m, n, k, b_layout) if table is not None else None
         if entry is not None:
+            if captured and entry.graph is not None:
+                entry = entry.graph
             return entry.kernel, entry.config, entry.runtime, entry.acc or acc
         if self.predictor is None:
             return None
@@ -413,13 +423,20 @@ class Dispatcher:
             n, kb = b.shape
         if kb != k:
             raise ValueError(f"a{tuple(a.shape)} and b{tuple(b.shape)} do not match for b_layout={b_layout!r}")
-        sel = self._cache.get((m, n, k, b_layout, acc)) or self.select(m, n, k, b_layout, acc)
+        # (the C fast path keys its launches by stream too: a capture stream keeps the captured choice)
+        captured = self._graph_choices and _capturing(a)
+        key = (m, n, k, b_layout, acc, "graph") if captured else (m, n, k, b_layout, acc)
+        sel = self._cache.get(key)
         if out is None:
             out = a.new_empty((m, n))
+        if sel is None:
+            sel = self.select(m, n, k, b_layout, acc, captured=captured)
+            if self._graph_choices and not captured:
+                self._prepare_graph_choice(sel, a, b, out, (m, n, k, b_layout, acc))
         if not sel.guarded:  # the cuBLAS fallback / the CPU: nothing left to fall back to
             sel.run(a, b, out)
             if self._fast is not None:
-                self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
+                self._remember(sel, a, b, out, key)
             return out, sel
         if sel.align and (a.data_ptr() | b.data_ptr() | out.data_ptr()) % sel.align:
             fallback = self._cublas(b_layout, acc, "unaligned")  # a tuned cuBLASLt index assumes aligned pointers
@@ -436,11 +453,27 @@ class Dispatcher:
         if (canary or (self._canary_rate and self._rng() < self._canary_rate)) and not _capturing(a):
             out, ran = self._canary(sel, a, b, out, (m, n, k, b_layout, acc))
             if ran is sel and self._fast is not None:  # it agreed with cuBLAS: serve it from C from now on
-                self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
+                self._remember(sel, a, b, out, key)
             return out, ran
         if self._fast is not None:
-            self._remember(sel, a, b, out, (m, n, k, b_layout, acc))
+            self._remember(sel, a, b, out, key)
         return out, sel
+
+    def _prepare_graph_choice(self, sel: Selection, a, b, out, shape: tuple) -> None:
+        """On a shape's first eager call, run its graph choice once as well (into `out`, which the eager choice then
+        overwrites): a later capture then finds that kernel loaded and its cuBLASLt plan made — capture is no place
+        for first-use work — and a choice that fails here is quarantined before any graph records it."""
+        graph = self.select(*shape, captured=True)
+        if graph is sel or graph.kernel == sel.kernel and graph.config == sel.config:
+            return
+        m, n, k, b_layout, acc = shape
+        if graph.align and (a.data_ptr() | b.data_ptr() | out.data_ptr()) % graph.align:
+            return  # these operands would run it on cuBLAS anyway
+        try:
+            graph.run(a, b, out)
+        except Exception as error:
+            validate_operands(a, b, out, m, n)
+            self._quarantine_now(graph.kernel, "kernel_error", shape, f"graph choice: {error!r}")
 
     def gemm(self, a, b, b_layout: str = "row", acc: str = "f32", out=None):
         """C = A @ B (Contract 1)."""
@@ -452,9 +485,10 @@ class Dispatcher:
             return served
         return self._run(a, b, b_layout, acc, out, served == CANARY)[0]
 
-    def _remember(self, sel: Selection, a, b, out, shape: tuple) -> None:
+    def _remember(self, sel: Selection, a, b, out, key: tuple) -> None:
         """Hand the launch just made to the C fast path, keyed by shape, device and stream (unpadded selections of
-        launchers that can describe themselves: built variants and the cuBLAS arms)."""
+        launchers that can describe themselves: built variants and the cuBLAS arms). key: the Selection's cache key
+        (shape, plus "graph" for a captured call's choice)."""
         fast_entry = getattr(sel.run, "fast_entry", None)
         if fast_entry is None or sel.padded is not None:
             return
@@ -463,13 +497,13 @@ class Dispatcher:
             if spec is None:
                 return
             stream, fn_address, template, align, keep = spec
-            m, n, k, b_layout, acc = shape
+            m, n, k, b_layout, acc = key[:5]
             with self._lock:
-                if self._cache.get(shape) is sel:  # not quarantined meanwhile
+                if self._cache.get(key) is sel:  # not quarantined meanwhile
                     self._fast.put(m, n, k, b_layout, acc, a.get_device(), stream, fn_address, template,
                                    max(align, sel.align), sel.guarded, sel, keep)
         except Exception:  # the Python path keeps serving the shape
-            log.exception("could not hand %s at %s to the fast path", sel.kernel, shape)
+            log.exception("could not hand %s at %s to the fast path", sel.kernel, key)
 
     def _canary(self, sel: Selection, a, b, out, shape: tuple):
         """Rerun on cuBLAS and compare (this synchronizes the stream: it is for a sample of calls only)."""

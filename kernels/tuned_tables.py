@@ -22,10 +22,14 @@ B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 KNOBS = ("raster", "swizzle", "splits")
 META_STRINGS = ("gpu", "arch", "acc", "date", "commit", "driver", "cuda", "torch")
-ENTRY_KEYS = {"m", "n", "k", "b_layout", "kernel", "config", "runtime", "us", "cublas_us", "acc"}
+ENTRY_KEYS = {"m", "n", "k", "b_layout", "kernel", "config", "runtime", "us", "cublas_us", "acc", "graph"}
 # An entry may run its kernel with a more precise accumulator than the table's (key "acc"): fp32 accumulation answers
 # an fp16-accumulation request at least as accurately, and on Hopper it is often the faster kernel.
 MORE_PRECISE = {"f16": ("f32",), "f32": ()}
+# An entry may name another choice for calls captured into a CUDA graph (key "graph"): replaying a graph costs no host
+# time per kernel, so the fastest kernel wins there, while an eager call also pays its launch path (the entry's own
+# choice may trade kernel time for a cheaper launch: the tuner's `call` objective).
+GRAPH_KEYS = {"kernel", "config", "runtime", "us", "acc"}
 
 
 class TableError(ValueError):
@@ -44,6 +48,7 @@ class TableEntry:
     us: float | None = None
     cublas_us: float | None = None
     acc: str | None = None                        # the accumulator the kernel runs with, if not the table's
+    graph: "TableEntry | None" = None             # what calls captured into a CUDA graph run, if not this
 
     @property
     def is_arm(self) -> bool:
@@ -139,10 +144,10 @@ def _optional_time(raw: dict, key: str, where: _Where) -> float | None:
     return float(value)
 
 
-def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for) -> TableEntry:
+def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for, keys=ENTRY_KEYS) -> TableEntry:
     if not isinstance(raw, dict):
         raise where.error("", "must be an object")
-    unknown = set(raw) - ENTRY_KEYS
+    unknown = set(raw) - keys
     if unknown:
         raise where.error("", f"unknown keys {sorted(unknown)} (allowed: {sorted(ENTRY_KEYS)})")
     m, n, k = (_positive_int(raw, key, where) for key in ("m", "n", "k"))
@@ -169,8 +174,17 @@ def _check_entry(raw: Any, acc: str, where: _Where, parse_config, knobs_for) -> 
     else:
         config = _check_variant(kernel, raw.get("config"), run_acc, b_layout, runtime, where, parse_config,
                                 knobs_for)
+    graph = None
+    if "graph" in raw:  # the same shape, checked as an entry of its own (without a further "graph")
+        if not isinstance(raw["graph"], dict):
+            raise where.error("graph", f"must be an object with keys among {sorted(GRAPH_KEYS)}, got {raw['graph']!r}")
+        unknown = set(raw["graph"]) - GRAPH_KEYS
+        if unknown:
+            raise where.error("graph", f"unknown keys {sorted(unknown)} (allowed: {sorted(GRAPH_KEYS)})")
+        graph = _check_entry({"m": m, "n": n, "k": k, "b_layout": b_layout, **raw["graph"]}, acc,
+                             where.at(f"{where.path}.graph"), parse_config, knobs_for, keys=ENTRY_KEYS - {"graph"})
     return TableEntry(m, n, k, b_layout, kernel, config, dict(runtime), _optional_time(raw, "us", where),
-                      _optional_time(raw, "cublas_us", where), run_acc if run_acc != acc else None)
+                      _optional_time(raw, "cublas_us", where), run_acc if run_acc != acc else None, graph)
 
 
 def _check_arm_options(kernel: str, options: Any, where: _Where) -> dict:

@@ -49,14 +49,16 @@ done
 OTHER=$([ "$OBJECTIVE" = call ] && echo kernel || echo call); mkdir -p $W/tables_$OTHER
 # The final tables come from the records (tuner.retable): merged with earlier runs' records (MERGE_STATES, folders
 # of finished_*.jsonl[.gz]), and an f16 table takes faster f32-accumulating choices when the fp32 job of its layout ran
-# (tuner/merge.py). The same for the other objective, into $W/tables_$OTHER.
+# (tuner/merge.py). The same for the other objective, into $W/tables_$OTHER. A `call` table also carries the `kernel`
+# objective's choices for calls captured into CUDA graphs (--graph-objective: no launch cost in a replay).
 for job in $JOBS; do
   acc=${job%%:*}; layout=${job##*:}; short=$([ $acc = fp16 ] && echo f16 || echo f32)
   states="--state $STATE"; for s in ${MERGE_STATES:-}; do states="$states --state $s"; done
   borrow=""; [ $short = f16 ] && [[ " $JOBS " == *" fp32:$layout "* ]] && borrow="--borrow-f32"
   for objective in $OBJECTIVE $OTHER; do
     dir=$([ $objective = $OBJECTIVE ] && echo kernels/tables || echo $W/tables_$OTHER)
-    python3 -m tuner.retable $states --acc $short --b-layout $layout --objective $objective $borrow \
+    graph=""; [ $objective = call ] && graph="--graph-objective kernel"
+    python3 -m tuner.retable $states --acc $short --b-layout $layout --objective $objective $borrow $graph \
       --meta-from kernels/tables/sm90_$short.json --out $dir/sm90_$short.json >> $W/logs/retable.log 2>&1
   done
 done

@@ -8,6 +8,9 @@ Three checks; a competitor failing any of them is reported with the reason and n
      invalid cuBLASLt descriptor, a failed launch whose status was ignored) leaves NaNs and fails instead of
      looking infinitely fast.
 
+A competitor that kernel-only timing replays from a CUDA graph is also checked that way (`replayed`): the dispatcher
+may run another kernel for captured calls than for eager ones (kernels/dispatch.py), and what is timed is checked.
+
 Tolerances (relative Frobenius error):
   fp32 accumulation: 1e-3 — the fp16 rounding of C alone is ~2.4e-4 (half an ulp of 2^-11, rms);
   fp16 accumulation: 4 * 2^-12 * sqrt(K/16), at least 2e-3 — partial sums are rounded to fp16 about once per
@@ -51,6 +54,26 @@ def reference(a, b_row):
     import torch
 
     return a.to(torch.float64) @ b_row.to(torch.float64)
+
+
+class NotCapturable(RuntimeError):
+    """The competitor cannot be captured into a CUDA graph (the timing then replays eager launches instead)."""
+
+
+def replayed(fn: Callable) -> Callable:
+    """fn(a, b, out) as kernel-only timing runs it: captured into a CUDA graph, then replayed once."""
+    import torch
+
+    def run(a, b, out):
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                fn(a, b, out)
+        except Exception as exc:
+            raise NotCapturable(f"{type(exc).__name__}: {exc}") from exc
+        graph.replay()
+        return out
+    return run
 
 
 def _run_poisoned(fn: Callable, a, b, out, sync: Callable[[], None]):

@@ -7,7 +7,7 @@ import random
 import statistics
 
 from tuner import competitors as comp
-from tuner.correctness import CheckResult, check, reference
+from tuner.correctness import CheckResult, NotCapturable, check, reference, replayed
 from tuner.inputs import copies_needed, device_l2_bytes, make_operands
 from tuner.results import competitor_record, shape_record
 from tuner.shapes import Shape
@@ -34,8 +34,19 @@ def evaluate_shape(
     def argsets(c: comp.Competitor):
         return [(ops.a[i], ops.b(i, c.b_layout), ops.out[i]) for i in range(copies)]
 
-    def run_check(c: comp.Competitor) -> CheckResult:
-        return check(c.fn, c.b_layout, acc, ops.a[0], ops.b_row[0], ops.b_col[0], ops.out[0], ref=ref, sync=sync)
+    def run_check(c: comp.Competitor, captured: bool = False) -> CheckResult:
+        fn = replayed(c.fn) if captured else c.fn
+        return check(fn, c.b_layout, acc, ops.a[0], ops.b_row[0], ops.b_col[0], ops.out[0], ref=ref, sync=sync)
+
+    def checked(c: comp.Competitor) -> CheckResult:
+        """Eagerly, and as kernel-only timing replays it (a captured call may run another kernel)."""
+        eager = run_check(c)
+        if not eager.ok or "kernel" not in timings:
+            return eager
+        graph = run_check(c, captured=True)
+        if graph.ok or graph.reason.startswith(NotCapturable.__name__):  # not capturable: timed eagerly, as checked
+            return eager
+        return CheckResult(False, graph.rel_err, graph.zero_one_err, f"replayed from a CUDA graph: {graph.reason}")
 
     def judge(c: comp.Competitor) -> float | None:  # cuBLASLt autotuning: correct first, then kernel-only time
         if not run_check(c).ok:
@@ -57,7 +68,7 @@ def evaluate_shape(
             failed[label if label != "ours" else comp.OURS] = f"{type(exc).__name__}: {exc}"
     made += list(extra or [])
 
-    checks = {c.name: run_check(c) for c in made}
+    checks = {c.name: checked(c) for c in made}
     counter = itertools.count()
     samplers = {}
     for c in made:

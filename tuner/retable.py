@@ -9,7 +9,9 @@ objective (tuner/objective.py) or another --min-speedup is a pure function of th
 date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
 objective used. `--state` may be given once per tuning run: the records are merged (tuner/merge.py; the first run is
 the base). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
---borrow-margin (tuner/merge.py says why that is allowed and how it is judged).
+--borrow-margin (tuner/merge.py says why that is allowed and how it is judged). `--graph-objective kernel` adds to
+each entry whose choice differs under that objective a `graph` choice, which calls captured into a CUDA graph run
+(no launch cost per replay: the fastest kernel is what they need; tuner/tables.py, kernels/tuned_tables.py).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tuner.objective import OBJECTIVES
+from tuner.objective import OBJECTIVES, Objective
 
 
 def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
@@ -41,7 +43,7 @@ def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
 
 def main(argv=None) -> int:
     from tuner.arms import from_kernel_space
-    from tuner.tables import merge_entries, read_table, write_table
+    from tuner.tables import merge_entries, read_table, with_graph, write_table
     from tuner.grid_report import family
     from tuner.merge import borrow_more_precise, merge_runs
     from tuner.tune_cli import ACC, objective_of, table_entry
@@ -59,22 +61,35 @@ def main(argv=None) -> int:
     p.add_argument("--borrow-f32", action="store_true", help="f16: take faster f32-accumulating choices")
     p.add_argument("--borrow-margin", type=float, default=1.02)
     p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
+    p.add_argument("--graph-objective", choices=OBJECTIVES, default=None,
+                   help="also give each entry this objective's choice for calls captured into a CUDA graph")
     args = p.parse_args(argv)
     acc = ACC[args.acc]
     if args.borrow_f32 and acc != "f16":
         p.error("--borrow-f32 is for f16 tables")
     objective = objective_of(args)
 
-    def entries_for(acc: str) -> list[dict]:
+    def entries_for(acc: str, objective) -> list[dict]:
         records = merge_runs([read_records(Path(state), acc, args.b_layout) for state in args.state])
         _, configs = from_kernel_space(acc, args.b_layout, None)
         configs = {name: cfg.to_dict() for name, cfg in configs.items()}
         return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
 
-    entries = entries_for(acc)
-    borrowed = 0
-    if args.borrow_f32:
-        entries, borrowed = borrow_more_precise(entries, entries_for("f32"), objective, args.borrow_margin)
+    def table_for(objective) -> tuple[list[dict], int]:
+        entries = entries_for(acc, objective)
+        if not args.borrow_f32:
+            return entries, 0
+        return borrow_more_precise(entries, entries_for("f32", objective), objective, args.borrow_margin)
+
+    entries, borrowed = table_for(objective)
+    graph = None
+    if args.graph_objective:
+        graph_objective = Objective(args.graph_objective, objective.host_us, objective.kernel_floor)
+        graph_entries, graph_borrowed = table_for(graph_objective)
+        entries, alternatives = with_graph(entries, graph_entries)
+        graph = {**graph_objective.describe(), "alternatives": alternatives}
+        if args.borrow_f32:
+            graph["borrowed_f32"] = graph_borrowed
     out = Path(args.out)
     source = Path(args.meta_from) if args.meta_from else out
     old = read_table(source) if source.exists() else {"meta": {"acc": acc, "arch": "sm90"}, "entries": []}
@@ -83,11 +98,14 @@ def main(argv=None) -> int:
                      "runs_merged": len(args.state)}
     if args.borrow_f32:
         meta["tuner"].update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
+    meta["tuner"].pop("graph", None)
+    if graph is not None:
+        meta["tuner"]["graph"] = graph
     kept = [e for e in (old["entries"] if source == out else []) if e["b_layout"] != args.b_layout]
     write_table(out, meta, merge_entries(kept, entries))
     kinds = Counter(family(e["kernel"]) for e in entries)
     print(json.dumps({"table": str(out), "entries": len(entries), "kernels": kinds, "runs_merged": len(args.state),
-                      "borrowed_f32": borrowed, **objective.describe()}))
+                      "borrowed_f32": borrowed, **objective.describe(), "graph": graph}))
     return 0
 
 

@@ -45,7 +45,30 @@ def validate(table: dict) -> list[str]:
             problems.append(f"entry {i}: {e['kernel']} takes no runtime knobs")
         if not (e["us"] > 0 and e["cublas_us"] > 0):
             problems.append(f"entry {i}: times must be > 0")
+        graph = e.get("graph")
+        if graph is not None and not (isinstance(graph, dict) and set(graph) <= set(GRAPH_KEYS)
+                                      and all(graph.get(k) is not None for k in ("kernel", "config", "us"))):
+            problems.append(f"entry {i}: graph must hold kernel, config, us (and runtime, acc), got {graph!r}")
     return problems
+
+
+GRAPH_KEYS = ("kernel", "config", "runtime", "us", "acc")  # an entry's choice for calls captured into a CUDA graph
+
+
+def with_graph(entries: list[dict], graph_entries: list[dict]) -> tuple[list[dict], int]:
+    """The entries, each with a "graph" choice taken from graph_entries (another objective's table of the same
+    records) where that one differs: captured calls replay without launch cost, so for them the fastest kernel
+    wins even where an eager call is better served by a cheaper launch (kernels/tuned_tables.py). And how many."""
+    by_key = {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in graph_entries}
+    out, count = [], 0
+    for e in entries:
+        g = by_key.get((e["m"], e["n"], e["k"], e["b_layout"]))
+        if g is not None and any(e.get(f) != g.get(f) for f in ("kernel", "config", "runtime", "acc")):
+            out.append({**e, "graph": {f: g[f] for f in GRAPH_KEYS if f in g}})
+            count += 1
+        else:
+            out.append(e)
+    return out, count
 
 
 def write_table(path: str | Path, meta: dict, entries: list[dict]) -> Path:

@@ -26,10 +26,18 @@ def test_both_accumulators_cover_the_whole_grid_for_b_col_major(tables):
         assert not missing, f"{acc}: {len(missing)} grid shapes without an entry, e.g. {missing[:3]}"
 
 
+def choices(table):
+    """Every choice a table makes: each entry's own and, where it has one, its choice for captured calls."""
+    for entry in table.entries.values():
+        yield entry
+        if entry.graph is not None:
+            yield entry.graph
+
+
 def test_every_named_variant_is_in_the_wide_set_and_runs_its_stated_accumulator(tables):
     wide = {cfg.name for cfg in space.variant_set("wide")}
     for acc, table in tables.items():
-        for entry in table.entries.values():
+        for entry in choices(table):
             run_acc = entry.acc or acc
             if entry.is_arm:
                 continue
@@ -42,3 +50,11 @@ def test_only_the_f16_table_borrows_fp32_accumulation(tables):
     assert all(e.acc is None for e in tables["f32"].entries.values())
     borrowed = [e for e in tables["f16"].entries.values() if e.acc == "f32"]
     assert borrowed and len(borrowed) == tables["f16"].meta["tuner"]["borrowed_f32"]
+
+
+def test_graph_choices_differ_from_the_eager_ones_and_are_counted(tables):
+    for table in tables.values():
+        graph = [e for e in table.entries.values() if e.graph is not None]
+        assert len(graph) == table.meta["tuner"]["graph"]["alternatives"]
+        assert all((e.kernel, e.config, e.runtime, e.acc) != (e.graph.kernel, e.graph.config, e.graph.runtime,
+                                                               e.graph.acc) for e in graph)

@@ -173,6 +173,49 @@ def test_an_f16_table_may_run_an_f32_accumulating_arm_or_variant():
     assert arms.made[("cublas", ())].accs == ["f16"]
 
 
+def test_calls_captured_into_a_cuda_graph_run_the_entrys_graph_choice(monkeypatch):
+    # eagerly the entry's cheap-launch sm80 variant, under graph capture the faster-kernel cuBLASLt algorithm
+    t = table("f16", {**entry(SM80_F16, 64, 64, 64), "graph": {"kernel": "cublaslt", "acc": "f32",
+                                                               "config": {"algo_index": 2}}})
+    d, loader, arms = make([t])
+    monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
+    assert run_checked(d, 64, 64, 64, acc="f16").kernel == SM80_F16.name
+    lt = arms.made[("cublaslt", (("algo_index", 2),))]
+    assert lt.accs == ["f32"]  # the first eager call ran the graph choice once too: nothing is first used in capture
+    run_checked(d, 64, 64, 64, acc="f16")
+    assert lt.accs == ["f32"] and len(loader.loaded[SM80_F16.name].calls) == 2
+    monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: True)
+    sel = run_checked(d, 64, 64, 64, acc="f16")
+    assert (sel.kernel, sel.fallback, sel.acc) == ("cublaslt", None, "f32")
+    assert lt.accs == ["f32", "f32"]
+    assert d.select(64, 64, 64, "row", "f16", captured=True) is sel
+    assert d.select(64, 64, 64, "row", "f16").kernel == SM80_F16.name  # both stay cached side by side
+    assert len(loader.loaded[SM80_F16.name].calls) == 2
+
+
+def test_a_graph_choice_that_fails_on_its_eager_try_is_quarantined_before_any_capture(monkeypatch):
+    monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
+    with pytest.raises(kernels.tuned_tables.TableError, match=r"graph\.config\.b_layout"):  # checked on loading
+        table("f32", {**entry(SM90_ROW, 64, 64, 64), "graph": {"kernel": SM90_COL.name, "config": SM90_COL.to_dict()}})
+    t = table("f32", {**entry(SM90_ROW, 64, 64, 64), "graph": {"kernel": "cublaslt", "config": {"algo_index": 1}}})
+    d, loader, arms = make([t], failing_arms=("cublaslt",))
+    assert run_checked(d, 64, 64, 64).kernel == SM90_ROW.name  # the eager answer is unaffected
+    assert d.quarantined() == {"cublaslt": "kernel_error"}
+    monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: True)
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublas", "quarantined")
+
+
+def test_without_graph_choices_a_call_never_asks_whether_it_is_captured(monkeypatch):
+    def asked(a):
+        raise AssertionError("_capturing called although no entry has a graph choice")
+
+    d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
+    monkeypatch.setattr(kernels.dispatch, "_capturing", asked)
+    assert run_checked(d, 64, 64, 64).kernel == SM90_ROW.name
+    assert d.select(64, 64, 64, captured=True).kernel == SM90_ROW.name  # the one choice serves captures too
+
+
 def test_failing_tuned_cublaslt_arm_falls_back_to_gemmex_and_is_quarantined():
     t = table("f32", {"m": 64, "n": 64, "k": 64, "b_layout": "row", "kernel": "cublaslt",
                       "config": {"algo_index": 7}})
@@ -267,6 +310,34 @@ def test_default_arm_factory_and_heuristic_list_match_what_the_tuner_timed(monke
     assert d.select(64, 64, 64, "col").kernel == "cublaslt"
     assert d.select(64, 128, 64, "col").fallback == "kernel_error"  # index 7 of a list of 7
     assert seen[0] == ((64, 64, 64, "col", "f32", cublas.DEFAULT_TOP_N), {"device": 0, "align_bytes": LT_ALIGN_BYTES})
+
+
+@pytest.mark.gpu
+def test_gpu_a_captured_call_runs_the_graph_choice_and_replays_correctly():
+    # eager: GemmEx; captured: the heuristic's top cuBLASLt algorithm with fp32 accumulation (an f16 table borrowing)
+    m, n, k = 256, 512, 1024
+    t = table("f16", {"m": m, "n": n, "k": k, "b_layout": "col", "kernel": "cublas",
+                      "graph": {"kernel": "cublaslt", "acc": "f32", "config": {"algo_index": 0}}})
+    d = Dispatcher.default(tables={"f16": t})
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, k, generator=g, device="cuda", dtype=torch.float16)
+    ref = a.double() @ b.double().t()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
+        out, eager = d.run(a, b, "col", "f16")
+    torch.cuda.current_stream().wait_stream(side)
+    assert (eager.kernel, eager.acc) == ("cublas", None)
+    graph = torch.cuda.CUDAGraph()
+    captured_out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    with torch.cuda.graph(graph):
+        _, captured = d.run(a, b, "col", "f16", out=captured_out)
+    assert (captured.kernel, captured.acc, captured.fallback) == ("cublaslt", "f32", None)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert ((captured_out.double() - ref).norm() / ref.norm()).item() < 1e-3  # fp32 accumulation's bound
+    assert d.quarantined() == {}
 
 
 @pytest.mark.gpu

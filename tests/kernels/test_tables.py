@@ -53,6 +53,18 @@ def test_an_f16_table_may_name_f32_accumulating_choices(tmp_path):
     assert load_table(write(tmp_path, data, "sm90_f16.json")).lookup(128, 128, 128, "row").acc is None
 
 
+def test_an_entry_may_name_another_choice_for_captured_calls(tmp_path):
+    data = good()
+    data["entries"][2]["graph"] = {"kernel": "cublaslt", "config": {"algo_index": 4}, "us": 1.5}
+    data["entries"][0]["graph"] = {"kernel": CFG.name, "config": CFG.to_dict(), "runtime": {"splits": 2}}
+    table = load_table(write(tmp_path, data))
+    graph = table.lookup(128, 128, 128, "row").graph
+    assert (graph.kernel, graph.config, graph.us, graph.graph) == ("cublaslt", {"algo_index": 4}, 1.5, None)
+    assert (graph.m, graph.n, graph.k, graph.b_layout) == (128, 128, 128, "row")  # the entry's own shape
+    assert table.lookup(64, 4096, 64, "col").graph.runtime == {"splits": 2}
+    assert table.lookup(64, 4096, 64, "row").graph is None
+
+
 def test_missing_tables_are_simply_absent(tmp_path):
     assert load_tables("sm90", tmp_path) == {}
     write(tmp_path, good())
@@ -115,6 +127,15 @@ BAD = [
     ("less precise acc", lambda d: d["entries"][2].update(acc="f16"), r"entries\[2\]\.acc: an acc='f32' table"),
     ("unknown acc", lambda d: d["meta"].update(acc="f16") or d["entries"][0].update(acc="bf16"), r"entries\[0\]\.acc"),
     ("us", lambda d: d["entries"][0].update(us=0), r"entries\[0\]\.us"),
+    ("graph not an object", lambda d: d["entries"][2].update(graph="cublaslt"), r"entries\[2\]\.graph: must be"),
+    ("graph key", lambda d: d["entries"][2].update(graph={"kernel": "cublas", "m": 8}),
+     r"entries\[2\]\.graph: unknown keys \['m'\]"),
+    ("graph in graph", lambda d: d["entries"][2].update(graph={"kernel": "cublas", "graph": {}}),
+     r"entries\[2\]\.graph: unknown keys \['graph'\]"),
+    ("graph choice invalid", lambda d: d["entries"][2].update(graph={"kernel": "cublaslt", "config": {"algo_index": 99}}),
+     r"entries\[2\]\.graph\.config\.algo_index"),
+    ("graph variant of another layout", lambda d: d["entries"][1].update(
+        graph={"kernel": CFG.name, "config": CFG.to_dict()}), r"entries\[1\]\.graph\.config\.b_layout"),
     ("cublas_us", lambda d: d["entries"][0].update(cublas_us="fast"), r"entries\[0\]\.cublas_us"),
 ]
 

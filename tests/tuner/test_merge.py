@@ -80,3 +80,42 @@ def test_retable_merges_runs_and_borrows(tmp_path):
     assert table["meta"]["tuner"]["runs_merged"] == 2 and table["meta"]["tuner"]["borrowed_f32"] == 1
     with pytest.raises(SystemExit):
         main(states + ["--acc", "f32", "--borrow-f32", "--out", str(tmp_path / "sm90_f32.json")])
+
+
+def test_with_graph_adds_the_other_objectives_choice_only_where_it_differs():
+    from tuner.tables import with_graph
+
+    eager = [entry(64, "sm80_x", 3.0, 3.1), entry(128, "cublas", 5.0, 5.0)]
+    graph = [{**entry(64, "cublaslt", 2.8, 3.1), "config": {"kind": "lt_algo", "algo_index": 1}, "acc": "f32"},
+             entry(128, "cublas", 5.0, 5.0)]
+    out, count = with_graph(eager, graph)
+    assert count == 1 and out[1] is eager[1]
+    assert out[0] == {**eager[0], "graph": {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": 1},
+                                            "runtime": {}, "us": 2.8, "acc": "f32"}}
+
+
+def test_retable_gives_captured_calls_the_fastest_kernel_and_eager_calls_the_cheapest_call(tmp_path):
+    from kernels.tuned_tables import load_table
+    from tuner.arms import from_kernel_space
+    from tuner.lt_arms import lt_arm
+    from tuner.retable import main
+
+    arms, _ = from_kernel_space("f16", "col", None)
+    sm80 = next(a for a in arms if a.family == "sm80" and a.supports(64, 4096, 64)).to_dict()
+    fast_kernel = {**trial("cublaslt", 8.8, 10.0), "arm": lt_arm(1).to_dict()}
+    cheap_launch = {**trial(sm80["config"], 9.0, 10.0, family="sm80"), "arm": sm80}  # 2% slower, 6 µs cheaper call
+    (tmp_path / "run").mkdir()
+    with gzip.open(tmp_path / "run" / "finished_f16_col.jsonl.gz", "wt") as f:
+        f.write(json.dumps(record("64_4096_64", 10.0, fast_kernel, cheap_launch)) + "\n")
+    out = tmp_path / "sm90_f16.json"
+    assert main(["--state", str(tmp_path / "run"), "--acc", "f16", "--objective", "call", "--graph-objective",
+                 "kernel", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["meta"]["tuner"]["graph"] == {"objective": "kernel", "alternatives": 1}
+    e = load_table(out).lookup(64, 4096, 64, "col")  # what the dispatcher loads
+    assert e.kernel == sm80["config"] and (e.graph.kernel, e.graph.config["algo_index"], e.graph.us) == \
+        ("cublaslt", 1, 8.8)
+    # without the flag the table is what it was
+    assert main(["--state", str(tmp_path / "run"), "--acc", "f16", "--objective", "call", "--out", str(out)]) == 0
+    assert "graph" not in json.loads(out.read_text())["entries"][0]
+    assert "graph" not in json.loads(out.read_text())["meta"]["tuner"]
