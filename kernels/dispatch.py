@@ -242,7 +242,7 @@ class Dispatcher:
                captured: bool = False) -> Selection:
         """captured: for a call being captured into a CUDA graph (the table's `graph` choice, where it has one)."""
         captured = captured and self._graph_choices
-        key = (m, n, k, b_layout, acc, "graph") if captured else (m, n, k, b_layout, acc)
+        key = _cache_key(m, n, k, b_layout, acc, captured)
         sel = self._cache.get(key)
         if sel is None:
             if b_layout not in B_LAYOUTS or acc not in ACCS:
@@ -425,7 +425,7 @@ class Dispatcher:
             raise ValueError(f"a{tuple(a.shape)} and b{tuple(b.shape)} do not match for b_layout={b_layout!r}")
         # (the C fast path keys its launches by stream too: a capture stream keeps the captured choice)
         captured = self._graph_choices and _capturing(a)
-        key = (m, n, k, b_layout, acc, "graph") if captured else (m, n, k, b_layout, acc)
+        key = _cache_key(m, n, k, b_layout, acc, captured)
         sel = self._cache.get(key)
         if out is None:
             out = a.new_empty((m, n))
@@ -464,7 +464,7 @@ class Dispatcher:
         overwrites): a later capture then finds that kernel loaded and its cuBLASLt plan made — capture is no place
         for first-use work — and a choice that fails here is quarantined before any graph records it."""
         graph = self.select(*shape, captured=True)
-        if graph is sel or graph.kernel == sel.kernel and graph.config == sel.config:
+        if graph is sel or (graph.kernel, graph.config) == (sel.kernel, sel.config):  # nothing new to load
             return
         m, n, k, b_layout, acc = shape
         if graph.align and (a.data_ptr() | b.data_ptr() | out.data_ptr()) % graph.align:
@@ -536,6 +536,11 @@ def validate_operands(a, b, out, m: int, n: int) -> None:
     device = a.get_device()
     if b.get_device() != device or out.get_device() != device:
         raise ValueError("a, b and out must be on the same device")
+
+
+def _cache_key(m: int, n: int, k: int, b_layout: str, acc: str, captured: bool) -> tuple:
+    """A shape's key in the selection cache; a captured call's choice is kept beside the eager one."""
+    return (m, n, k, b_layout, acc, "graph") if captured else (m, n, k, b_layout, acc)
 
 
 def _capturing(a) -> bool:

@@ -4,8 +4,9 @@
 waits at most `max_queue_delay_s` after the first item of a batch arrived, then runs `run_batch(items)` on a dedicated
 thread (the event loop stays free) and hands each result back through its future. It waits only for requests it knows
 are on their way: handlers wrap reading and decoding a request in `arriving()`, and a batch leaves as soon as none is
-(a lone request does not pay the delay; requests that came in while the last batch ran are already queued). The queue is bounded (`QueueFull`
-when full), each request has a deadline (`RequestTimeout`), and `close()` drains: every accepted item is answered.
+(a lone request does not pay the delay; requests that came in while the last batch ran are already queued). The
+queue is bounded (`QueueFull` when full), each request has a deadline (`RequestTimeout`), and `close()` drains: every
+accepted item is answered.
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class Batcher:
             yield
         finally:
             self._arriving -= 1
-            if self._arriving == 0 and self._gathering and not self._always_wait:
+            if self._gathering and not self._keep_gathering():
                 self._wake()
 
     def start(self) -> None:
@@ -105,7 +106,7 @@ class Batcher:
         pending = _Pending(item, loop.create_future())
         self._queue.append(pending)
         self._notify_depth()
-        if not self._gathering or len(self._queue) >= self.max_batch_size or not self._waiting_for_arrivals():
+        if not self._gathering or len(self._queue) >= self.max_batch_size or not self._keep_gathering():
             self._wake()
         # a plain timer instead of asyncio.wait_for, which adds a future and callbacks per request
         timer = loop.call_later(self.timeout_s, _expire, pending.future, self.timeout_s)
@@ -139,7 +140,7 @@ class Batcher:
         deadline = self._queue[0].enqueued_at + self.max_queue_delay_s
         self._gathering = True
         try:
-            while len(self._queue) < self.max_batch_size and self._waiting_for_arrivals() and not self._closed:
+            while len(self._queue) < self.max_batch_size and self._keep_gathering() and not self._closed:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     return
@@ -147,7 +148,9 @@ class Batcher:
         finally:
             self._gathering = False
 
-    def _waiting_for_arrivals(self) -> bool:
+    def _keep_gathering(self) -> bool:
+        """Whether a batch short of full should wait on (up to the delay): in `delay` mode always, else while a
+        request is arriving."""
         return self._always_wait or self._arriving > 0
 
     async def _sleep(self, timeout_s: float | None = None) -> None:
