@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -43,6 +42,20 @@ class _Pending:
     enqueued_at: float = field(default_factory=time.perf_counter)
 
 
+class _Arrival:
+    """The context manager `Batcher.arriving()` returns: counts a request in while it is read, out when it is done."""
+    __slots__ = ("_batcher",)
+
+    def __init__(self, batcher: "Batcher"):
+        self._batcher = batcher
+
+    def __enter__(self) -> None:
+        self._batcher._arriving += 1
+
+    def __exit__(self, *exc) -> None:
+        self._batcher._arrived()
+
+
 def _expire(future: asyncio.Future, timeout_s: float) -> None:
     if not future.done():  # the worker skips done futures, so an expired item that has not started never runs
         future.set_exception(RequestTimeout(f"no result within {timeout_s:g} s"))
@@ -69,6 +82,7 @@ class Batcher:
         self._wakeup: asyncio.Future | None = None
         self._gathering = False
         self._arriving = 0  # requests being read or decoded that will be submitted next (see arriving())
+        self._arrival = _Arrival(self)
         self._closed = False
         self._worker: asyncio.Task | None = None
         # One thread: batches run one after another; the next batch gathers while this one computes.
@@ -78,18 +92,17 @@ class Batcher:
     def depth(self) -> int:
         return len(self._queue)
 
-    @contextlib.contextmanager
-    def arriving(self):
-        """Wrap the reading and decoding of a request that will be submitted right after: while any such request is
-        in progress, a gathering batch waits for it (up to the delay); when none is, the batch leaves at once.
-        Leave the block before awaiting `submit` (the item is enqueued in the same loop turn)."""
-        self._arriving += 1
-        try:
-            yield
-        finally:
-            self._arriving -= 1
-            if self._gathering and not self._keep_gathering():
-                self._wake()
+    def arriving(self) -> "_Arrival":
+        """Wrap the reading and decoding of a request that will be submitted right after (`with b.arriving():`):
+        while any such request is in progress, a gathering batch waits for it (up to the delay); when none is, the
+        batch leaves at once. Leave the block before awaiting `submit` (the item is enqueued in the same loop turn).
+        One reusable object, not a generator per request: this runs on the event loop for every request."""
+        return self._arrival
+
+    def _arrived(self) -> None:
+        self._arriving -= 1
+        if self._gathering and not self._keep_gathering():
+            self._wake()
 
     def start(self) -> None:
         if self._worker is None:
