@@ -2,7 +2,9 @@
 
 Two families:
   sm90  CUTLASS 3.x collective kernel: TMA + wgmma, warp-specialized (cooperative / pingpong), clusters, persistent or
-        stream-K tile scheduler. Built for sm_90a only.
+        stream-K tile scheduler. Built for sm_90a only. `pdl` variants launch with programmatic dependent launch
+        (Hopper): the next kernel on the stream is scheduled while this one drains, and waits (griddepcontrol.wait,
+        CUTLASS's GDC hooks) before its first global memory access; so back-to-back GEMMs overlap launch + prologue.
   sm80  CUTLASS 2.x GemmUniversal: mma.sync m16n8k16 + cp.async multistage, serial split-K. Built for sm_80 and sm_90.
 
 Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
@@ -39,6 +41,7 @@ class KernelConfig:
     schedule: str = ""  # sm90: "cooperative" | "pingpong"
     scheduler: str = ""  # sm90: "persistent" | "streamk"
     alignment: int = 8  # A/B/C access width in elements
+    pdl: bool = False  # sm90: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -76,6 +79,8 @@ class KernelConfig:
                 out.append(f"sm90 scheduler {self.scheduler!r} not in {SCHEDULERS}")
             if self.warp != (0, 0, 0):
                 out.append("sm90 has no warp tile (leave warp=(0,0,0))")
+            if not isinstance(self.pdl, bool):
+                out.append(f"pdl must be a bool, got {self.pdl!r}")
         elif self.family == "sm80":
             if self.schedule or self.scheduler:
                 out.append("sm80 has no schedule/scheduler (leave them empty)")
@@ -85,6 +90,8 @@ class KernelConfig:
                 out.append(f"sm80 needs a positive warp tile, got {self.warp}")
             if self.stages < 2:
                 out.append("sm80 multistage needs stages >= 2")
+            if self.pdl:
+                out.append("sm80 has no programmatic dependent launch (CUTLASS 2.x kernels have no GDC hooks)")
         return out
 
     @property
@@ -97,12 +104,16 @@ class KernelConfig:
         else:
             parts += ["w" + _dims(self.warp), "s" + str(self.stages)]
         parts.append("a" + str(self.alignment))
+        if self.pdl:
+            parts.append("pdl")
         return "_".join(parts)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         for key in ("tile", "cluster", "warp"):
             d[key] = list(d[key])
+        if not self.pdl:
+            del d["pdl"]  # the field came later: tables and records written before it stay byte-identical
         return d
 
     @classmethod

@@ -7,6 +7,7 @@ says whether a variant can run a problem as is (otherwise the dispatcher pads it
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from kernels.config import ACCUMULATORS, B_LAYOUTS, KernelConfig
 
@@ -86,6 +87,8 @@ def problems(cfg: KernelConfig) -> list[str]:
             out.append("pingpong needs tile_m <= 128")
         if cfg.scheduler == "streamk" and cfg.schedule != "cooperative":
             out.append("stream-K needs the cooperative schedule (CUTLASS has no pingpong stream-K)")
+        if cfg.pdl and cfg.scheduler == "streamk":  # its is_last_tile, called only with GDC on, binds a const member
+            out.append("pdl with stream-K does not compile with CUTLASS 4.2 (StreamK is_last_tile)")
         cm, cn = cfg.cluster
         if cm not in (1, 2, 4) or cn not in (1, 2, 4) or cm * cn > 4:
             out.append("cluster dims must be 1/2/4 with at most 4 CTAs")
@@ -193,6 +196,18 @@ def _wide_for(acc: str, bl: str) -> list[KernelConfig]:
     ]
 
 
+def _pdl_for(acc: str, bl: str) -> list[KernelConfig]:
+    """Programmatic-dependent-launch twins of the sm90 variants that won small and mid shapes with the wide set (the
+    pingpong tiles; stream-K cannot have PDL with CUTLASS 4.2): where a GEMM takes a few µs, the launch gap between
+    back-to-back kernels is a large part of it, and PDL hides it behind the previous kernel's tail."""
+    return [replace(c, pdl=True) for c in (
+        _sm90(acc, bl, (64, 128, 64), schedule="pingpong"),
+        _sm90(acc, bl, (64, 64, 64), schedule="pingpong"),
+        _sm90(acc, bl, (128, 64, 64), schedule="pingpong"),
+        _sm90(acc, bl, (64, 256, 64), schedule="pingpong"),
+    )]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -215,6 +230,10 @@ VARIANT_SETS = {
     # the same for B row-major (x @ W), for row-layout tables; its 30 additions are built apart (kernels.build --set
     # wide_row --exclude default), so that a col-only run never compiles them
     "wide_row": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "row") + _wide_for(a, "row")],
+    # the pdl twins alone (what `kernels.build --set pdl` compiles), and wide plus them (what tuning searches)
+    "pdl": lambda: [c for a in ACCUMULATORS for c in _pdl_for(a, "col")],
+    "wide_pdl": lambda: [c for a in ACCUMULATORS
+                         for c in _default_for(a, "col") + _wide_for(a, "col") + _pdl_for(a, "col")],
     "all": lambda: enumerate(),
 }
 
@@ -227,6 +246,18 @@ def variant_set(name: str) -> list[KernelConfig]:
     bad = {c.name: problems(c) for c in configs if problems(c)}
     assert not bad, f"variant set {name} holds invalid configs: {bad}"
     return configs
+
+
+def config_named(name: str) -> KernelConfig:
+    """The config whose name is `name`: a member of a named set or of the enumerated space, or the pdl twin of one."""
+    base_name = name.removesuffix("_pdl")
+    for make in (*VARIANT_SETS.values(),):
+        for cfg in make():
+            if cfg.name == name:
+                return cfg
+            if cfg.name == base_name and cfg.family == "sm90":
+                return replace(cfg, pdl=True)
+    raise KeyError(f"unknown variant {name!r}")
 
 
 # --- shapes and runtime knobs -------------------------------------------------------------------------------------
@@ -252,5 +283,5 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
     return {"raster": (0,), "swizzle": (0,), "splits": (0, 1, 2, 3, 4, 8, 16)}
 
 
-__all__ = ["problems", "is_valid", "enumerate", "variant_set", "supports", "runtime_knobs", "smem_bytes",
-           "acc_regs_per_thread", "VARIANT_SETS"]
+__all__ = ["problems", "is_valid", "enumerate", "variant_set", "config_named", "supports", "runtime_knobs",
+           "smem_bytes", "acc_regs_per_thread", "VARIANT_SETS"]

@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--also_tables", default="", metavar="NAME=DIR[,NAME=DIR]",
                    help="more dispatchers to compete as ours[NAME], each with the tables in DIR (e.g. a table tuned for "
                         "another objective), timed in the same interleaved run")
+    p.add_argument("--also_variants", default="", metavar="NAME[,NAME]",
+                   help="kernel variants to compete as ours:NAME with their default knobs, each on the shapes it "
+                        "supports with this --acc_precise and --b_layout (e.g. a pdl twin beside its base)")
     p.add_argument("--baselines", default=",".join(BASELINES), help="comma list (default: all)")
     p.add_argument("--call_burst", type=int, default=1,
                    help="per-call timing: one sample = the median of this many sync-call-sync in a row (1: CUDA-L2's "
@@ -76,6 +79,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
     try:
         args.also_tables = parse_also_tables(args.also_tables)
+        args.also_variants = parse_also_variants(args.also_variants)
     except ValueError as exc:
         p.error(str(exc))
     return args
@@ -94,6 +98,31 @@ def parse_also_tables(text: str) -> dict[str, str]:
             raise ValueError(f"--also_tables: {directory!r} is not a directory")
         out[name] = directory
     return out
+
+
+def parse_also_variants(text: str) -> list:
+    """'name1,name2' -> [KernelConfig]; unknown names raise ValueError."""
+    from kernels import space
+
+    out = []
+    for name in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            cfg = space.config_named(name)
+        except KeyError as exc:
+            raise ValueError(f"--also_variants: {exc.args[0]}") from None
+        if cfg not in out:
+            out.append(cfg)
+    return out
+
+
+def variant_competitors(configs: list, shape, acc: str, b_layout: str) -> list:
+    """ours:NAME competitors of --also_variants for one shape: the variants of this accumulator and layout that
+    can run it as is."""
+    from kernels import space
+    from tuner import competitors as comp
+
+    return [comp.ours_variant(c, b_layout) for c in configs
+            if c.acc == acc and c.b_layout == b_layout and space.supports(c, *shape)]
 
 
 def main(argv=None) -> int:
@@ -118,7 +147,8 @@ def main(argv=None) -> int:
                 warmup_seconds=args.warmup_seconds, benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                 argv=sys.argv[1:] if argv is None else list(argv))
     also = also_dispatchers(args.also_tables)
-    meta.update(also_tables=args.also_tables, call_burst=args.call_burst)
+    meta.update(also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
+                call_burst=args.call_burst)
     records = previous_records(args) if args.resume else []
     done = {r["mnk"] for r in records}
     for shape in Progress([s for s in args.shapes if s.mnk not in done], "eval"):
@@ -128,7 +158,8 @@ def main(argv=None) -> int:
                              b_layout=args.b_layout, baseline_names=args.baseline_names, ours=args.ours,
                              seed=args.seed, call_burst=args.call_burst,
                              extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
-                                    for name, d in also.items()])
+                                    for name, d in also.items()]
+                             + variant_competitors(args.also_variants, shape, args.acc, args.b_layout))
         records.append(rec)
         print(format_table(rec), flush=True)
         write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data

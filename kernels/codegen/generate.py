@@ -38,6 +38,19 @@ def _common_values(cfg: KernelConfig) -> dict:
     }
 
 
+# Programmatic dependent launch, only in `pdl` variants (both strings are empty otherwise, so that every other
+# variant's source, hence its build cache key, is what it was before PDL existed). CUTLASS's sm90 kernels then wait
+# (griddepcontrol.wait) before their first global access and let the next grid launch once their mainloop is done.
+_GDC_DEFINE = "\n#define CUTLASS_ENABLE_GDC_FOR_SM90 1  // pdl variant: CUTLASS's grid dependency control hooks on"
+_PDL_LAUNCH = """
+  // pdl variant: the next kernel on the stream may be scheduled before this one finishes (it waits in-kernel).
+  cudaLaunchAttribute with_pdl[2] = {attribute[0], {}};
+  with_pdl[config.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  with_pdl[config.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = with_pdl;
+  config.numAttrs += 1;"""
+
+
 def _sm90_values(cfg: KernelConfig) -> dict:
     coop = cfg.schedule == "cooperative"
     streamk = cfg.scheduler == "streamk"
@@ -54,6 +67,7 @@ def _sm90_values(cfg: KernelConfig) -> dict:
                               else "cutlass::epilogue::TmaWarpSpecialized"),
         "tile_scheduler": "cutlass::gemm::StreamKScheduler" if streamk else "cutlass::gemm::PersistentScheduler",
         "stream_k": "true" if streamk else "false",
+        "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl_launch": _PDL_LAUNCH if cfg.pdl else "",
         # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
         "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if cfg.b_layout == "col" else "K×N row-major, K steps by ldb",

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,19 @@ def test_sm80_source_has_the_configured_cutlass_types():
                      "using ElementAcc = cutlass::half_t;", "using LayoutB = cutlass::layout::RowMajor;"]:
         assert fragment in src, fragment
     assert "${" not in src and "Sm90" not in src
+
+
+def test_pdl_source_enables_cutlass_gdc_before_cutlass_and_launches_with_the_attribute():
+    plain = generate(SM90_PP)
+    pdl = generate(replace(SM90_PP, pdl=True))
+    assert "GDC" not in plain and "Programmatic" not in plain
+    define = pdl.index("#define CUTLASS_ENABLE_GDC_FOR_SM90 1")
+    assert define < pdl.index('#include "cutlass/cutlass.h"')  # the hooks are compiled in only if defined first
+    assert "cudaLaunchAttributeProgrammaticStreamSerialization" in pdl
+    assert pdl.index("config.numAttrs = 1;") < pdl.index("with_pdl[config.numAttrs]")  # after the cluster attribute
+    # apart from the name, a pdl variant adds lines and changes none
+    removed = set(plain.splitlines()) - set(pdl.replace("_pdl", "").splitlines())
+    assert not removed
 
 
 def test_generation_is_deterministic_and_distinct_per_variant():

@@ -1,5 +1,6 @@
 """CPU tests of the config space: names, serialisation, constraints, named sets, shape rules."""
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -78,6 +79,7 @@ def test_sm80_structural_errors_raise():
     (sm90(tile=(64, 128, 64), schedule="cooperative"), "cooperative needs tile_m >= 128"),
     (sm90(tile=(256, 128, 64), schedule="pingpong"), "pingpong needs tile_m <= 128"),
     (sm90(tile=(64, 128, 64), schedule="pingpong", scheduler="streamk"), "stream-K needs the cooperative"),
+    (sm90(scheduler="streamk", pdl=True), "pdl with stream-K"),
     (sm90(alignment=4), "alignment=8"),
     (sm90(tile=(128, 256, 128), stages=6), "shared memory"),
     (sm90(tile=(256, 256, 64)), "registers"),
@@ -133,6 +135,26 @@ def test_wide_sets_extend_default_for_one_layout(name, layout):
     default = {c for c in space.variant_set("default") if c.b_layout == layout}
     assert {c.b_layout for c in wide} == {layout} and default <= set(wide)
     assert len(wide) == len(set(wide)) == len(default) + 30
+
+
+def test_pdl_twins_differ_from_their_base_only_in_pdl_and_name():
+    pdl = space.variant_set("pdl")
+    base = {replace(c, pdl=False) for c in pdl}
+    wide = set(space.variant_set("wide"))
+    assert pdl and all(c.pdl and c.family == "sm90" and c.name.endswith("_pdl") for c in pdl)
+    assert base <= wide  # each twin's non-PDL base is already built and tuned: the comparison is like for like
+    assert set(space.variant_set("wide_pdl")) == wide | set(pdl)
+
+
+def test_pdl_field_is_left_out_of_dicts_unless_set():
+    assert "pdl" not in sm90().to_dict()  # tables and records written before the field existed stay identical
+    on = sm90(pdl=True)
+    d = json.loads(json.dumps(on.to_dict()))
+    assert d["pdl"] is True and KernelConfig.from_dict(d) == on and on != sm90()
+    with pytest.raises(ValueError, match="programmatic dependent launch"):
+        sm80(pdl=True)
+    with pytest.raises(ValueError, match="pdl must be a bool"):
+        sm90(pdl=1)
 
 
 def test_unknown_set_raises():

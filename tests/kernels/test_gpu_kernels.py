@@ -182,3 +182,49 @@ def test_launches_on_the_current_stream(torch, cfg):
         assert kernel._local.args.stream == stream.cuda_stream
     stream.synchronize()
     assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, 256)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
+def test_back_to_back_dependent_gemms_see_each_others_results(torch, cfg):
+    """A chain of tiny GEMMs ping-ponging between two buffers, each reading what the previous one wrote and
+    overwriting what the one before it read, with a torch kernel in the middle: the case programmatic dependent
+    launch (pdl variants) must get right. Each B is a permutation matrix, so every step is exact and any read of
+    unfinished (NaN-poisoned) or stale data shows. Eager, then replayed from a CUDA graph, twice."""
+    kernel = kernel_for(cfg)
+    m, n, steps = 64, 256, 12
+    perms = [torch.randperm(n, device="cuda") for _ in range(steps)]
+    eye = torch.eye(n, device="cuda", dtype=torch.float16)
+    # out = x @ P: col layout takes B as N×K (Pᵀ), row layout as K×N (P)
+    weights = [eye[:, p].t().contiguous() if cfg.b_layout == "col" else eye[:, p].contiguous() for p in perms]
+    x0 = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    expected = x0.clone()
+    for i, p in enumerate(perms):
+        expected = expected[:, p]
+        if i == steps // 2:
+            expected = -expected
+
+    def chain(buffers):
+        for i, w in enumerate(weights):
+            kernel(buffers[i % 2], w, buffers[(i + 1) % 2])
+            if i == steps // 2:
+                buffers[(i + 1) % 2].neg_()  # a torch kernel between two of ours
+        return buffers[steps % 2]
+
+    def fresh():
+        return [x0.clone(), poisoned(torch, m, n)]
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # eager on the capture stream (workspace allocated outside the capture)
+        assert torch.equal(chain(fresh()), expected)
+    buffers = fresh()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        result = chain(buffers)
+    for _ in range(2):
+        buffers[0].copy_(x0)
+        buffers[1].fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(result, expected)

@@ -94,6 +94,26 @@ def test_also_tables_rejects_bad_items(tmp_path, bad):
         parse_args(BASE + ["--also_tables", bad.format(d=tmp_path)])
 
 
+def test_also_variants_resolves_names_including_pdl_twins_and_filters_per_shape(monkeypatch):
+    from kernels import space
+    from tuner import competitors as comp
+    from tuner.eval_cli import variant_competitors
+
+    pdl = space.variant_set("pdl")
+    base = space.config_named(pdl[0].name.removesuffix("_pdl"))
+    args = parse_args(BASE + ["--also_variants", f"{pdl[0].name}, {base.name},{pdl[0].name}"])
+    assert args.also_variants == [pdl[0], base] and parse_args(BASE).also_variants == []
+    with pytest.raises(SystemExit):
+        parse_args(BASE + ["--also_variants", "sm90_nonsense"])
+    # no GPU: stand in for loading, keep the filtering real
+    monkeypatch.setattr(comp, "ours_variant", lambda cfg, b_layout: cfg.name)
+    every = space.variant_set("wide_pdl")
+    got = variant_competitors(every, Shape(64, 4096, 64), "f16", "col")
+    assert got and all("_f16_col_" in name for name in got) and any(name.endswith("_pdl") for name in got)
+    assert variant_competitors(every, Shape(64, 4096, 63), "f16", "col") == []  # K not a multiple of 8
+    assert variant_competitors(every, Shape(64, 4096, 64), "f16", "row") == []  # wide_pdl is col only
+
+
 def test_resume_keeps_an_earlier_runs_shapes_only_if_it_measured_the_same_way(tmp_path):
     import json
 
