@@ -2,7 +2,7 @@
 cuBLASLt algorithm of the shape's heuristic list (`algo` = its rank; family "cublaslt", nothing to compile: see
 tuner/lt_arms.py).
 
-Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment + knobs) so
+Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment, pdl + knobs) so
 that the agent, the features and the synthetic environment never need the kernel library; `from_kernel_space`
 builds them from `kernels.space` when it is importable."""
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment", "algo")
+FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment", "pdl",
+           "algo")
 KNOBS = ("raster", "swizzle", "splits")
 
 
@@ -30,6 +31,7 @@ class Arm:
     swizzle: int = 0
     splits: int = 0
     algo: int = -1  # cuBLASLt arms: rank in the shape's heuristic list; -1 for built variants
+    pdl: bool = False  # programmatic dependent launch (kernels/config.py): the same tile, another launch behaviour
 
     @property
     def name(self) -> str:
@@ -65,7 +67,7 @@ def from_config(cfg, knobs: dict[str, tuple[int, ...]]) -> list[Arm]:
     """All arms of one KernelConfig: the product of its runtime knob values."""
     base = dict(config=cfg.name, family=cfg.family, tile_m=cfg.tile[0], tile_n=cfg.tile[1], tile_k=cfg.tile[2],
                 cluster=f"{cfg.cluster[0]}x{cfg.cluster[1]}", schedule=cfg.schedule, scheduler=cfg.scheduler,
-                stages=cfg.stages, alignment=cfg.alignment)
+                stages=cfg.stages, alignment=cfg.alignment, pdl=cfg.pdl)
     return [Arm(**base, raster=r, swizzle=w, splits=s)
             for r, w, s in itertools.product(knobs["raster"], knobs["swizzle"], knobs["splits"])]
 

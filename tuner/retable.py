@@ -41,8 +41,24 @@ def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
     raise FileNotFoundError(f"no finished_{acc}_{b_layout}.jsonl(.gz) in {state}")
 
 
-def main(argv=None) -> int:
+def configs_of(records: list[dict], acc: str, b_layout: str) -> dict[str, dict]:
+    """Config dicts by variant name for every variant the records tried: the enumerated space plus the named sets'
+    members outside it (pdl twins), so that a trial of any built variant can become a table entry."""
+    from kernels import space
     from tuner.arms import from_kernel_space
+    from tuner.lt_arms import LT
+
+    _, configs = from_kernel_space(acc, b_layout, None)
+    out = {name: cfg.to_dict() for name, cfg in configs.items()}
+    for record in records:
+        for trial in record["trials"]:
+            name = trial["arm"]["config"]
+            if name not in out and trial["arm"]["family"] != LT:
+                out[name] = space.config_named(name).to_dict()
+    return out
+
+
+def main(argv=None) -> int:
     from tuner.tables import merge_entries, read_table, with_graph, write_table
     from tuner.grid_report import family
     from tuner.merge import borrow_more_precise, merge_runs
@@ -71,9 +87,8 @@ def main(argv=None) -> int:
 
     def entries_for(acc: str, objective) -> list[dict]:
         records = merge_runs([read_records(Path(state), acc, args.b_layout) for state in args.state])
-        _, configs = from_kernel_space(acc, args.b_layout, None)
-        configs = {name: cfg.to_dict() for name, cfg in configs.items()}
-        return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
+        return [table_entry(r, configs_of(records, acc, args.b_layout), args.b_layout, args.min_speedup, objective)
+                for r in records]
 
     def table_for(objective) -> tuple[list[dict], int]:
         entries = entries_for(acc, objective)

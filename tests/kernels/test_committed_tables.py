@@ -34,14 +34,14 @@ def choices(table):
             yield entry.graph
 
 
-def test_every_named_variant_is_in_the_wide_set_and_runs_its_stated_accumulator(tables):
-    wide = {cfg.name for cfg in space.variant_set("wide")}
+def test_every_named_variant_is_in_the_wide_pdl_set_and_runs_its_stated_accumulator(tables):
+    wide = {cfg.name for cfg in space.variant_set("wide_pdl")}
     for acc, table in tables.items():
         for entry in choices(table):
             run_acc = entry.acc or acc
             if entry.is_arm:
                 continue
-            assert entry.kernel in wide, f"{acc}: {entry.kernel} is not built by the wide set"
+            assert entry.kernel in wide, f"{acc}: {entry.kernel} is not built by the wide_pdl set"
             assert entry.config.acc == run_acc and entry.config.b_layout == entry.b_layout
             assert space.supports(entry.config, entry.m, entry.n, entry.k)
 
