@@ -8,6 +8,9 @@ ARG CUDA_IMAGE=nvidia/cuda:12.8.1-devel-ubuntu24.04
 FROM ${CUDA_IMAGE}
 
 ARG CUDA_ARCHS="sm90,sm80"
+# The variant sets to compile: by default every variant the committed tuned tables name (default: both B layouts;
+# wide_pdl: what the sm90 tables were tuned over), so no tuned choice falls back for want of a build.
+ARG KERNEL_SETS="default,wide_pdl"
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
 
 ENV DEBIAN_FRONTEND=noninteractive \
@@ -42,7 +45,7 @@ COPY service/ service/
 # Kernels are compiled here (nvcc needs no GPU) for every arch in CUDA_ARCHS into HGEMM_CACHE_DIR, where the
 # runtime loads them, and so is the C fast path of the dispatch (cc + python3-dev): the container starts ready, with
 # no compiler work at startup.
-RUN python -m kernels.build --set default --arch "${CUDA_ARCHS}" \
+RUN python -m kernels.build --set "${KERNEL_SETS}" --arch "${CUDA_ARCHS}" \
  && python -c "import kernels.fastpath as f; print('fast path:', f.build())" \
  && chown -R hgemm:hgemm /app
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,6 +10,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
+    """HEAD (+dirty), or $HGEMM_COMMIT when set: a copied working tree (the GPU host's) may carry stale git metadata
+    (session 5's grid results read a commit two behind the tree that ran)."""
+    if os.environ.get("HGEMM_COMMIT"):
+        return os.environ["HGEMM_COMMIT"]
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         commit = out.stdout.strip() if out.returncode == 0 else "unknown"

@@ -72,11 +72,22 @@ def test_dockerfile_builds_kernels_for_a_configurable_arch_list_and_runs_as_non_
     words = dict(instructions())
     assert words["FROM"].startswith("${CUDA_IMAGE}") and "devel" in DOCKERFILE.split("ARG CUDA_IMAGE=")[1].split()[0]
     assert 'ARG CUDA_ARCHS="sm90,sm80"' in DOCKERFILE
-    assert 'python -m kernels.build --set default --arch "${CUDA_ARCHS}"' in DOCKERFILE
+    assert 'python -m kernels.build --set "${KERNEL_SETS}" --arch "${CUDA_ARCHS}"' in DOCKERFILE
     assert "-r requirements/runtime.txt" in DOCKERFILE and "requirements/torch-cpu.txt" in DOCKERFILE
     users = [rest for word, rest in instructions() if word == "USER"]
     assert users and users[-1] not in ("root", "0")
     assert [rest for word, rest in instructions() if word == "CMD"][-1] == '["python", "-m", "service"]'
+
+
+def test_the_image_builds_every_variant_the_committed_tables_name():
+    from kernels import space
+    from kernels.tuned_tables import load_tables
+
+    sets = re.search(r'ARG KERNEL_SETS="([^"]+)"', DOCKERFILE).group(1)
+    built = {cfg.name for name in sets.split(",") for cfg in space.variant_set(name)}
+    named = {choice.kernel for table in load_tables("sm90").values() for entry in table.entries.values()
+             for choice in (entry, entry.graph) if choice is not None and not choice.is_arm}
+    assert named and named <= built, sorted(named - built)[:5]
 
 
 def test_healthcheck_probes_a_route_the_service_serves():
