@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--objective", choices=OBJECTIVES, default="kernel",
                    help="what the table optimizes: kernel-only time, or time per call with host cost (tuner/objective.py)")
     p.add_argument("--host-us", default=None, help="host µs per call by family for --objective call, e.g. sm80=5.7")
+    p.add_argument("--lone-pdl", action="store_true",
+                   help="--objective call: cost pdl variants with their base's kernel time (tuner/objective.py)")
     p.add_argument("--kernel-floor", type=float, default=0.97,
                    help="--objective call: only arms whose kernel is at least this fraction as fast as the fastest")
     p.add_argument("--seed", type=int, default=0)
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def objective_of(args) -> Objective:
-    return Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor)
+    return Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor, getattr(args, "lone_pdl", False))
 
 
 def candidate_arms(args) -> tuple[list[Arm], dict]:

@@ -41,6 +41,27 @@ def test_call_objective_takes_the_cheap_launch_within_the_kernel_floor():
     assert Objective("call", HOST, 0.80).choose(r, 1.01)["arm"]["family"] == "sm80"
 
 
+def pdl(trial_):
+    trial_["arm"] = dict(trial_["arm"], config=trial_["arm"]["config"] + "_pdl", pdl=True)
+    return trial_
+
+
+def test_call_objective_costs_a_pdl_trial_with_its_base_and_keeps_it_only_as_a_tie_break():
+    # back to back the twin is fast (2.1), alone it is its base (3.4): sm80 (3.0 + 5) beats it (3.4 + 8) per call
+    twin, base, sm80 = pdl(trial("sm90", 2.1, 3.0)), trial("sm90", 3.4, 3.0), trial("sm80", 3.0, 3.0)
+    call = Objective("call", HOST, 0.8, lone_pdl=True)
+    assert call.choose(record(3.0, twin, base, sm80), 1.01)["arm"]["family"] == "sm80"
+    assert Objective().choose(record(3.0, twin, base, sm80), 1.01) is twin  # kernel objective: back-to-back time
+    # without sm80, the twin and its base cost the same per call: the twin is kept (it overlaps in loops and graphs)
+    assert call.choose(record(3.0, twin, base), 1.01) is twin
+    # a twin whose base was never timed cannot be costed for a lone call
+    assert call.choose(record(3.0, twin), 1.01) is None
+    # the kernel floor compares lone times: a base 3.4 against cuBLAS's 3.0 is out at 0.97
+    assert Objective("call", HOST, 0.97, lone_pdl=True).choose(record(3.0, twin, base), 1.01) is None
+    # off (the committed tables' setting): the twin's back-to-back time counts, and it wins per call
+    assert Objective("call", HOST, 0.8).choose(record(3.0, twin, base, sm80), 1.01) is twin
+
+
 def test_call_objective_keeps_kernel_wins_of_arms_with_cublas_host_cost_and_falls_back_to_cublas():
     r = record(100.0, trial("cublaslt", 98.0, 100.0))  # 2% faster kernel, same host cost: still a win
     assert Objective("call", HOST).choose(r, 1.01)["arm"]["family"] == "cublaslt"
