@@ -251,7 +251,7 @@ def variant_set(name: str) -> list[KernelConfig]:
 def config_named(name: str) -> KernelConfig:
     """The config whose name is `name`: a member of a named set or of the enumerated space, or the pdl twin of one."""
     base_name = name.removesuffix("_pdl")
-    for make in (*VARIANT_SETS.values(),):
+    for make in VARIANT_SETS.values():
         for cfg in make():
             if cfg.name == name:
                 return cfg

@@ -117,4 +117,5 @@ class Objective:
     def from_dict(cls, d: dict | None) -> "Objective":
         """The inverse of describe() (what a tuning job receives in its payload)."""
         d = d or {}
-        return cls(d.get("objective", "kernel"), dict(d.get("host_us") or HOST_US_H200), d.get("kernel_floor", 0.97))
+        return cls(d.get("objective", "kernel"), dict(d.get("host_us") or HOST_US_H200), d.get("kernel_floor", 0.97),
+                   bool(d.get("lone_pdl", False)))

@@ -92,6 +92,8 @@ def test_host_costs_parse_and_round_trip():
         Objective("latency")
     o = Objective("call", HOST, 0.9)
     assert Objective.from_dict(o.describe()) == o and Objective.from_dict(None) == Objective()
+    lone = Objective("call", HOST, 0.9, lone_pdl=True)
+    assert Objective.from_dict(lone.describe()) == lone != o
     assert o.host_bound(5.0) and not o.host_bound(50.0) and not Objective().host_bound(5.0)
 
 
