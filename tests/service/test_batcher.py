@@ -29,11 +29,17 @@ def make(run_batch, **kw):
     return Batcher(run_batch, **options)
 
 
+def started(**kw) -> tuple[Recorder, Batcher]:
+    """A running batcher (inside the test's event loop) over a fresh Recorder."""
+    recorder = Recorder()
+    batcher = make(recorder, **kw)
+    batcher.start()
+    return recorder, batcher
+
+
 def test_eight_concurrent_requests_form_one_batch():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=30)  # only a full batch can dispatch before the test times out
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=30)  # only a full batch can dispatch before the test times out
         results = await asyncio.gather(*(batcher.submit(i) for i in range(8)))
         await batcher.close()
         assert results == [2 * i for i in range(8)]
@@ -43,9 +49,7 @@ def test_eight_concurrent_requests_form_one_batch():
 
 def test_a_lone_request_with_nothing_arriving_leaves_at_once_not_after_the_delay():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=30)  # waiting for the delay would time the test out
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=30)  # waiting for the delay would time the test out
         assert await asyncio.wait_for(batcher.submit(21), 5) == 42
         assert recorder.batches == [[21]]
         await batcher.close()
@@ -54,9 +58,7 @@ def test_a_lone_request_with_nothing_arriving_leaves_at_once_not_after_the_delay
 
 def test_a_batch_waits_for_a_request_still_arriving_and_takes_it_along():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=30)
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=30)
         read = asyncio.Event()
 
         async def slow_request():  # as the handlers do: read and decode inside arriving(), then submit at once
@@ -78,9 +80,7 @@ def test_a_batch_waits_for_a_request_still_arriving_and_takes_it_along():
 
 def test_an_arriving_request_that_fails_releases_the_waiting_batch():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=30)
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=30)
 
         async def bad_request():
             with batcher.arriving():
@@ -98,9 +98,7 @@ def test_an_arriving_request_that_fails_releases_the_waiting_batch():
 
 def test_gather_delay_waits_for_a_full_batch_even_with_nothing_arriving():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=30, gather="delay", max_batch_size=2)
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=30, gather="delay", max_batch_size=2)
         first = asyncio.ensure_future(batcher.submit(1))
         await asyncio.sleep(0.05)
         assert recorder.batches == []  # waiting for the second item or the delay
@@ -117,9 +115,7 @@ def test_an_unknown_gather_mode_is_refused():
 
 def test_the_delay_bounds_the_wait_for_a_request_that_keeps_arriving():
     async def scenario():
-        recorder = Recorder()
-        batcher = make(recorder, max_queue_delay_s=0.05)
-        batcher.start()
+        recorder, batcher = started(max_queue_delay_s=0.05)
         with batcher.arriving():  # a slow upload that outlasts the delay
             assert await asyncio.wait_for(batcher.submit(21), 5) == 42
         assert recorder.batches == [[21]]
