@@ -5,7 +5,10 @@ Chain for (M, N, K, b_layout, acc), decided once per shape and cached:
      pay no launch cost per replay), else the predictor's config (optional hook)
   2. if that variant cannot run the shape as is (alignment), the same variant on a zero-padded copy
   3. otherwise a table entry / prediction for a padded shape (e.g. 127x255x511 -> 128x256x512), on a padded copy
-  4. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way
+  4. with `nearest` > 0, otherwise the variant tuned for the nearest tuned shape (log2 distance <= nearest), if that
+     shape chose one of ours (a neighbour's cuBLAS choice is cuBLAS anyway; its cuBLASLt index names another shape's
+     algorithm list, so it is not borrowed)
+  5. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way
 Guards per call: a variant that raises (or fails its launch) is quarantined for the process and the call is redone on
 cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quarantines a variant that disagrees
 (`canary_mismatch`), returning cuBLAS's result. Later calls of a quarantined variant say `quarantined`.
@@ -22,9 +25,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import torch
@@ -42,6 +46,18 @@ Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's c
 LT_ALIGN_BYTES = 256  # operand alignment a tuned cuBLASLt index refers to (the tuner's: tuner/lt_arms.py)
 
 
+def nearest_from_env() -> float:
+    """Dispatcher.default's `nearest` (step 4 of the chain): $HGEMM_NEAREST, a log2 distance; unset or 0: off."""
+    raw = os.environ.get("HGEMM_NEAREST", "").strip()
+    try:
+        value = float(raw) if raw else 0.0
+    except ValueError:
+        raise ValueError(f"HGEMM_NEAREST must be a number (a log2 distance; 0: off), got {raw!r}") from None
+    if not value >= 0:
+        raise ValueError(f"HGEMM_NEAREST must be >= 0, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Selection:
     kernel: str                 # variant name, or "cublas" / "cublaslt" / "torch_cpu"
@@ -52,6 +68,7 @@ class Selection:
     guarded: bool = False       # tuned choices (variants, cuBLASLt arms): errors and the canary fall back to cuBLAS
     align: int = 0              # pointer alignment (bytes) the choice needs; other calls run on cuBLAS (`unaligned`)
     acc: str | None = None      # the accumulator the kernel runs with when a table chose a more precise one
+    borrowed: tuple[int, int, int] | None = None  # the tuned shape whose choice this is (step 4, `nearest`)
 
 
 @dataclass(frozen=True)
@@ -149,7 +166,7 @@ class Dispatcher:
                  lt_align_bytes: int = LT_ALIGN_BYTES,
                  not_built_errors: tuple[type, ...] | None = None,
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
-                 pad_budget_bytes: int = 512 << 20, canary_rate: float = 0.0,
+                 pad_budget_bytes: int = 512 << 20, nearest: float = 0.0, canary_rate: float = 0.0,
                  tolerance: Callable[[str, int], float] = canary_tolerance,
                  on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None,
                  fast_path: Any = None):
@@ -162,6 +179,9 @@ class Dispatcher:
                                   for entry in getattr(table, "entries", {}).values())
         self.predictor = predictor
         self.pad, self.max_pad_ratio, self.pad_budget_bytes = pad, max_pad_ratio, pad_budget_bytes
+        if not nearest >= 0:
+            raise ValueError(f"nearest must be a log2 distance >= 0 (0: off), got {nearest!r}")
+        self.nearest = float(nearest)
         self.tolerance = tolerance
         self._load_kernel = load_kernel or _default_loader
         self._supports = supports or _default_supports
@@ -203,6 +223,7 @@ class Dispatcher:
         major, minor = torch.cuda.get_device_capability(device)
         arch = f"sm{major}{minor}"
         kwargs.setdefault("tables", load_tables(arch))
+        kwargs.setdefault("nearest", nearest_from_env())
         return cls(backend="gpu", arch=arch, device=device, **kwargs)
 
     # ---- configuration --------------------------------------------------------------------------------------------
@@ -272,7 +293,26 @@ class Dispatcher:
                 if sel is not None:
                     return sel
                 blocked = blocked or why
+        if self.nearest > 0:
+            borrowed = self._nearest_choice(m, n, k, b_layout, acc, captured)
+            if borrowed is not None:
+                neighbour, choice = borrowed
+                sel, why = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=False)
+                if sel is not None:
+                    return replace(sel, borrowed=neighbour)
+                blocked = blocked or why
         return self._cublas(b_layout, acc, blocked or "no_tuned_kernel")
+
+    def _nearest_choice(self, m, n, k, b_layout, acc, captured: bool = False):
+        """((m, n, k) of the nearest tuned shape, its choice as _choice returns it) when that shape chose a variant."""
+        table = self.tables.get(acc)
+        entry = table.nearest(m, n, k, b_layout, self.nearest) if table is not None else None
+        if entry is None:
+            return None
+        chosen = entry.graph if captured and entry.graph is not None else entry
+        if chosen.is_arm:
+            return None
+        return (entry.m, entry.n, entry.k), (chosen.kernel, chosen.config, chosen.runtime, chosen.acc or acc)
 
     def _choice(self, m, n, k, b_layout, acc, captured: bool = False):
         """(kernel name, config or arm options, runtime knobs, accumulator to run with) from the table, else the

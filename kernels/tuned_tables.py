@@ -62,9 +62,31 @@ class TunedTable:
     meta: dict
     entries: dict[tuple[int, int, int, str], TableEntry]
     source: str = "<dict>"
+    _by_layout: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     def lookup(self, m: int, n: int, k: int, b_layout: str) -> TableEntry | None:
         return self.entries.get((m, n, k, b_layout))
+
+    def nearest(self, m: int, n: int, k: int, b_layout: str, max_distance: float) -> TableEntry | None:
+        """The entry of the tuned shape nearest to (m, n, k) in log2 space (Euclidean; ties to the larger shape),
+        if it lies within `max_distance` (1.0: a factor of 2 in one dimension). A shape inside the grid of CUDA-L2
+        (powers of two) is always within 0.87 of a grid shape."""
+        points = self._points().get(b_layout)
+        if not points:
+            return None
+        here = (math.log2(m), math.log2(n), math.log2(k))
+        best = min(points, key=lambda p: (sum((a - b) ** 2 for a, b in zip(p[0], here)), -sum(p[0])))
+        distance = math.sqrt(sum((a - b) ** 2 for a, b in zip(best[0], here)))
+        return best[1] if distance <= max_distance else None
+
+    def _points(self) -> dict[str, list]:
+        """b_layout -> [((log2 m, log2 n, log2 k), entry)], built on first use (entries are not changed after)."""
+        if self._by_layout is None:
+            by_layout: dict[str, list] = {}
+            for (m, n, k, b_layout), entry in sorted(self.entries.items()):
+                by_layout.setdefault(b_layout, []).append(((math.log2(m), math.log2(n), math.log2(k)), entry))
+            self._by_layout = by_layout
+        return self._by_layout
 
     def __len__(self) -> int:
         return len(self.entries)

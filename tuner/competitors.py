@@ -106,7 +106,8 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
     d = dispatcher or Dispatcher.default()
     sel = d.select(m, n, k, b_layout=b_layout, acc=acc)
     return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
-                      {"kernel": sel.kernel, "fallback": sel.fallback})
+                      {"kernel": sel.kernel, "fallback": sel.fallback, "padded": sel.padded,
+                       "borrowed": getattr(sel, "borrowed", None)})
 
 
 def ours_variant(cfg, b_layout: str, runtime_knobs: dict | None = None) -> Competitor:

@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--also_tables", default="", metavar="NAME=DIR[,NAME=DIR]",
                    help="more dispatchers to compete as ours[NAME], each with the tables in DIR (e.g. a table tuned for "
                         "another objective), timed in the same interleaved run")
+    p.add_argument("--also_dispatchers", default="", metavar="NAME=nearest:DIST|NAME=predictor:PATH[,…]",
+                   help="more dispatchers (committed tables) to compete as ours[NAME]: one that borrows the choice of "
+                        "the nearest tuned shape within DIST (log2) for shapes the table lacks, or one with the "
+                        "predictor saved at PATH (python -m tuner.predictor) as its hook")
     p.add_argument("--also_variants", default="", metavar="NAME[,NAME]",
                    help="kernel variants to compete as ours:NAME with their default knobs, each on the shapes it "
                         "supports with this --acc_precise and --b_layout (e.g. a pdl twin beside its base)")
@@ -79,6 +83,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
     try:
         args.also_tables = parse_also_tables(args.also_tables)
+        args.also_dispatchers = parse_also_dispatchers(args.also_dispatchers)
         args.also_variants = parse_also_variants(args.also_variants)
     except ValueError as exc:
         p.error(str(exc))
@@ -97,6 +102,31 @@ def parse_also_tables(text: str) -> dict[str, str]:
         if not Path(directory).is_dir():
             raise ValueError(f"--also_tables: {directory!r} is not a directory")
         out[name] = directory
+    return out
+
+
+def parse_also_dispatchers(text: str) -> dict[str, tuple[str, object]]:
+    """'near=nearest:1.0,model=predictor:m.json' -> {name: ("nearest", 1.0) | ("predictor", path)}."""
+    out: dict[str, tuple[str, object]] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, spec = item.partition("=")
+        kind, _, value = spec.partition(":")
+        if not sep or not name or kind not in ("nearest", "predictor") or not value:
+            raise ValueError(f"--also_dispatchers wants NAME=nearest:DIST or NAME=predictor:PATH, got {item!r}")
+        if name in out:
+            raise ValueError(f"--also_dispatchers: {name!r} given twice")
+        if kind == "nearest":
+            try:
+                distance = float(value)
+            except ValueError:
+                distance = -1.0
+            if not distance > 0:
+                raise ValueError(f"--also_dispatchers: {name}: the distance must be a number > 0, got {value!r}")
+            out[name] = (kind, distance)
+        else:
+            if not Path(value).is_file():
+                raise ValueError(f"--also_dispatchers: {name}: {value!r} is not a file")
+            out[name] = (kind, value)
     return out
 
 
@@ -147,7 +177,9 @@ def main(argv=None) -> int:
                 warmup_seconds=args.warmup_seconds, benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                 argv=sys.argv[1:] if argv is None else list(argv))
     also = also_dispatchers(args.also_tables)
+    also.update(rule_dispatchers(args.also_dispatchers))
     meta.update(also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
+                also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},
                 call_burst=args.call_burst)
     records = previous_records(args) if args.resume else []
     done = {r["mnk"] for r in records}
@@ -200,6 +232,21 @@ def also_dispatchers(tables: dict[str, str]) -> dict:
     arch = "sm%d%d" % torch.cuda.get_device_capability()
     return {f"ours[{name}]": Dispatcher.default(tables=load_tables(arch, directory))
             for name, directory in tables.items()}
+
+
+def rule_dispatchers(specs: dict[str, tuple[str, object]]) -> dict:
+    """{ours[NAME]: a Dispatcher of this GPU with the committed tables and a rule for shapes they lack} for
+    --also_dispatchers."""
+    if not specs:
+        return {}
+    from kernels.dispatch import Dispatcher
+    from tuner.predictor import Predictor
+
+    out = {}
+    for name, (kind, value) in specs.items():
+        extra = {"nearest": value} if kind == "nearest" else {"predictor": Predictor.load(value), "nearest": 0.0}
+        out[f"ours[{name}]"] = Dispatcher.default(**extra)
+    return out
 
 
 if __name__ == "__main__":

@@ -8,14 +8,21 @@ cuBLASLt choice reaches the dispatcher through the table instead).
 
   d = Dispatcher.default(predictor=Predictor.load("kernels/tables/sm90_f32.model.json"))
 
+`train` (and `python -m tuner.predictor`) fits one from the records of finished tuning runs, without a GPU:
+
+    python -m tuner.predictor --state benchmarks/h200-2026-11-30-s3/tune --state … --acc f32 \
+        --variant-set wide_pdl --out results/predictor_f32_col.json
+
 `heldout_eval` measures what the prediction is worth on shapes held out from training: speedup vs cuBLAS when
 running the predicted arm, how close that is to the best arm (when the environment can say), and — the figure that
 matters — what the dispatcher gets with the predictor as its hook: the predicted arm where the model expects it to beat
 cuBLAS by `min_speedup`, cuBLAS (1.0x) elsewhere. Session 1's 0.89x was the first figure: always running the arm."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 from tuner.agent import Agent
@@ -68,7 +75,14 @@ class Predictor:
 
     @classmethod
     def load(cls, path: str | Path) -> "Predictor":
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        """From a saved predictor, plain or gzipped (`.gz`: how the tuning records are committed)."""
+        path = Path(path)
+        if path.suffix == ".gz":
+            import gzip
+
+            with gzip.open(path, "rt") as f:
+                return cls.from_dict(json.load(f))
+        return cls.from_dict(json.loads(path.read_text()))
 
 
 def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True, min_speedup: float = 1.0) -> dict:
@@ -105,3 +119,54 @@ def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True, mi
     return {"rows": rows, "geomean_speedup": gm("speedup"), "geomean_best_speedup": gm("best_speedup"),
             "geomean_of_best": gm("of_best"), "geomean_dispatch_speedup": gm("dispatch_speedup"),
             "min_speedup": min_speedup, "predicted_used": sum(r["predicted"] >= min_speedup for r in rows)}
+
+
+def train(records: list[dict], acc: str, b_layout: str = "col", variant_set: str | None = "wide_pdl",
+          lt_arm_count: int = 16, min_speedup: float = 1.0, seed: int = 0) -> Predictor:
+    """A Predictor whose model learned every trial of `records` (finished tuning records, tuner/store.py), choosing
+    among the variants of `variant_set` (None: the whole space) — the ones a build of that set provides."""
+    from tuner.agent import AgentParams
+    from tuner.arms import from_kernel_space
+    from tuner.features import FeatureMap
+    from tuner.lt_arms import lt_arms
+    from tuner.tune_cli import absorb
+
+    arms, configs = from_kernel_space(acc, b_layout, variant_set)
+    agent = Agent(FeatureMap(arms + lt_arms(lt_arm_count)), AgentParams(seed=seed))
+    for record in records:
+        absorb(agent, acc, record)
+    agent.refresh()
+    return Predictor(agent, {f"{acc}/{b_layout}": arms}, {name: c.to_dict() for name, c in configs.items()},
+                     set(configs), min_speedup)
+
+
+def main(argv=None) -> int:
+    from tuner.retable import read_records
+    from tuner.tune_cli import ACC
+
+    p = argparse.ArgumentParser(description="Fit the config predictor from finished tuning records (no GPU).")
+    p.add_argument("--state", action="append", required=True, help="folder of finished_<acc>_<layout>.jsonl(.gz); "
+                                                                   "repeat for several runs")
+    p.add_argument("--acc", choices=tuple(ACC), default="f32")
+    p.add_argument("--b-layout", choices=("col", "row"), default="col")
+    p.add_argument("--variant-set", default="wide_pdl", help="variants it may predict ('all': the whole space)")
+    p.add_argument("--lt-arms", type=int, default=16, help="cuBLASLt ranks the records may hold (learned, never "
+                                                           "predicted)")
+    p.add_argument("--min-speedup", type=float, default=1.0)
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    acc = ACC[args.acc]
+    try:
+        records = [r for state in args.state for r in read_records(Path(state), acc, args.b_layout)]
+    except FileNotFoundError as error:
+        p.error(str(error))
+    predictor = train(records, acc, args.b_layout, None if args.variant_set == "all" else args.variant_set,
+                      args.lt_arms, args.min_speedup)
+    predictor.save(args.out)
+    print(json.dumps({"out": args.out, "records": len(records), "trials": sum(len(r["trials"]) for r in records),
+                      "variants": len(predictor.configs)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

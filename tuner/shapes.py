@@ -1,6 +1,8 @@
 """GEMM shapes: the `M_N_K` spelling of CUDA-L2's grid, FLOP counts and the size buckets of the summary."""
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 from typing import NamedTuple
 
@@ -55,3 +57,48 @@ def bucket_of(flop: float) -> str:
 
 def tflops(shape: Shape, us: float) -> float:
     return shape.flop / (us * 1e-6) / 1e12
+
+
+GRID_VALUES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384)  # CUDA-L2's M, N, K
+LLM_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (5120, 5120), (13824, 5120),
+          (5120, 13824), (6144, 4096), (12288, 4096))  # (N, K) of projection layers of 7B–13B-class models
+
+
+def off_grid_sample(count: int, seed: int, llm_fraction: float = 0.25) -> list[Shape]:
+    """Shapes the tuned tables do not hold, for the dispatcher's rules for untuned shapes (step 4 / predictor):
+    M, N, K log-uniform in [64, 16384] — N and K multiples of 8 three times in four (what kernels take unpadded), any
+    integer otherwise, M any integer — and a `llm_fraction` of (M any, N×K of a transformer projection). No shape
+    of CUDA-L2's grid is drawn."""
+    rng = random.Random(seed)
+
+    def log_uniform(multiple: int) -> int:
+        value = math.exp(rng.uniform(math.log(64), math.log(16384)))
+        return max(multiple, round(value / multiple) * multiple)
+
+    shapes: dict[Shape, None] = {}
+    while len(shapes) < count:
+        if rng.random() < llm_fraction:
+            shape = Shape(log_uniform(1), *rng.choice(LLM_NK))
+        else:
+            step = 8 if rng.random() < 0.75 else 1
+            shape = Shape(log_uniform(1), log_uniform(step), log_uniform(step))
+        if not all(v in GRID_VALUES for v in shape):
+            shapes.setdefault(shape, None)
+    return sorted(shapes, key=lambda s: s.flop)
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Print a sample of off-grid shapes (M_N_K lines).")
+    p.add_argument("--off-grid", type=int, required=True, metavar="COUNT")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    print(f"# python -m tuner.shapes --off-grid {args.off_grid} --seed {args.seed}")
+    for shape in off_grid_sample(args.off_grid, args.seed):
+        print(shape.mnk)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

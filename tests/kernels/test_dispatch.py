@@ -402,6 +402,78 @@ def test_prediction_for_the_wrong_accumulator_is_rejected():
     assert events and events[0].kind == "predictor_error"
 
 
+# ---- the nearest tuned shape (step 4) ---------------------------------------------------------------------------
+def test_nearest_borrows_the_variant_of_the_nearest_tuned_shape_and_says_so():
+    t = table("f32", entry(SM90_ROW, 1024, 1024, 1024, raster=1), entry(SM90_COL, 1024, 4096, 1024))
+    d, loader, arms = make([t], nearest=1.0)
+    # no padded shape within the cost bound is tuned; log2 distance to 1024^3: 0.85, to 1024x4096x1024: 2.6
+    sel = run_checked(d, 1500, 704, 1304)
+    assert (sel.kernel, sel.fallback, sel.borrowed, sel.padded) == (SM90_ROW.name, None, (1024, 1024, 1024), None)
+    assert loader.loaded[SM90_ROW.name].calls == [((1500, 704, 1304), (1, 0, 0))]
+    assert arms.calls() == 0
+    # off by default, and a tuned shape too far away is not borrowed
+    assert make([t])[0].select(1500, 704, 1304).fallback == "no_tuned_kernel"
+    assert make([t], nearest=0.8)[0].select(1500, 704, 1304).fallback == "no_tuned_kernel"
+    assert d.select(1024, 1024, 1024).borrowed is None  # an exact entry is not borrowed
+
+
+def test_nearest_pads_when_the_borrowed_variant_needs_alignment():
+    d, loader, _ = make([table("f32", entry(SM90_ROW, 1024, 1024, 1024))], nearest=1.0)
+    sel = run_checked(d, 1500, 701, 1301)  # N and K not multiples of 8
+    assert (sel.kernel, sel.borrowed, sel.padded) == (SM90_ROW.name, (1024, 1024, 1024), (1500, 704, 1304))
+
+
+def test_an_exact_or_padded_entry_wins_over_a_nearer_neighbour():
+    pingpong = KernelConfig("sm90", "f32", "row", (64, 64, 64), schedule="pingpong", scheduler="persistent")
+    t = table("f32", entry(SM90_ROW, 128, 256, 512), entry(pingpong, 127, 255, 504))
+    d, _, _ = make([t], nearest=1.0)
+    sel = d.select(127, 255, 511)  # 127x255x504 is nearer, but 128x256x512 covers it by padding (step 3)
+    assert (sel.kernel, sel.borrowed, sel.padded) == (SM90_ROW.name, None, (128, 256, 512))
+
+
+def test_nearest_does_not_borrow_cublas_or_another_shapes_cublaslt_index():
+    t = table("f32", {"m": 1024, "n": 1024, "k": 1024, "b_layout": "col", "kernel": "cublas"},
+              lt_entry(2048, 2048, 2048, "col", 5))
+    d, _, arms = make([t], nearest=1.0)
+    for shape in ((1000, 1000, 1000), (2000, 2000, 2000)):
+        sel = run_checked(d, *shape, "col")
+        assert (sel.kernel, sel.fallback, sel.borrowed) == ("cublas", "no_tuned_kernel", None)
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=5) == 0
+
+
+def test_nearest_uses_the_graph_choice_for_captured_calls_and_keeps_a_more_precise_accumulator(monkeypatch):
+    t = table("f16", {**entry(SM80_F16, 1024, 1024, 1024),
+                      "graph": {"kernel": SM90_ROW.name, "config": SM90_ROW.to_dict(), "acc": "f32"}})
+    d, _, _ = make([t], nearest=1.0)
+    eager = d.select(1500, 704, 1304, "row", "f16")
+    captured = d.select(1500, 704, 1304, "row", "f16", captured=True)
+    assert (eager.kernel, eager.acc, eager.borrowed) == (SM80_F16.name, None, (1024, 1024, 1024))
+    assert (captured.kernel, captured.acc, captured.borrowed) == (SM90_ROW.name, "f32", (1024, 1024, 1024))
+
+
+def test_nearest_distance_comes_from_the_environment_for_the_default_dispatcher(monkeypatch):
+    from kernels.dispatch import nearest_from_env
+
+    monkeypatch.delenv("HGEMM_NEAREST", raising=False)
+    assert nearest_from_env() == 0.0
+    monkeypatch.setenv("HGEMM_NEAREST", "1.5")
+    assert nearest_from_env() == 1.5
+    for bad in ("-1", "far", "nan"):
+        monkeypatch.setenv("HGEMM_NEAREST", bad)
+        with pytest.raises(ValueError, match="HGEMM_NEAREST"):
+            nearest_from_env()
+    with pytest.raises(ValueError, match="nearest"):
+        make(nearest=-0.5)
+
+
+def test_table_nearest_is_the_log2_nearest_entry_of_the_layout_with_ties_to_the_larger_shape():
+    t = table("f32", entry(SM90_ROW, 64, 64, 64), entry(SM90_ROW, 256, 64, 64), entry(SM90_COL, 90, 64, 64))
+    assert t.nearest(90, 64, 64, "row", 2.0).m == 64  # log2 distance 0.49 (the col entry at 90 is another layout)
+    assert t.nearest(128, 64, 64, "row", 2.0).m == 256  # 1.0 from both
+    assert t.nearest(90, 64, 64, "col", 0.0).m == 90
+    assert t.nearest(16, 64, 64, "row", 1.9) is None  # 2.0 from 64
+
+
 # ---- padding ----------------------------------------------------------------------------------------------------
 def test_unaligned_shape_runs_the_variant_on_padded_copies():
     d, loader, arms = make([table("f32", entry(SM90_ROW, 127, 255, 511))])

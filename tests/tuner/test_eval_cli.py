@@ -94,6 +94,21 @@ def test_also_tables_rejects_bad_items(tmp_path, bad):
         parse_args(BASE + ["--also_tables", bad.format(d=tmp_path)])
 
 
+def test_also_dispatchers_names_a_nearest_rule_or_a_saved_predictor(tmp_path):
+    model = tmp_path / "model.json"
+    model.write_text("{}")
+    args = parse_args(BASE + ["--also_dispatchers", f"near=nearest:1.0, model=predictor:{model}"])
+    assert args.also_dispatchers == {"near": ("nearest", 1.0), "model": ("predictor", str(model))}
+    assert parse_args(BASE).also_dispatchers == {}
+
+
+@pytest.mark.parametrize("bad", ["near", "near=nearest", "near=nearest:0", "near=nearest:far", "near=closest:1",
+                                 "m=predictor:{d}/missing.json", "a=nearest:1,a=nearest:2"])
+def test_also_dispatchers_rejects_bad_items(tmp_path, bad):
+    with pytest.raises(SystemExit):
+        parse_args(BASE + ["--also_dispatchers", bad.format(d=tmp_path)])
+
+
 def test_also_variants_resolves_names_including_pdl_twins_and_filters_per_shape(monkeypatch):
     from kernels import space
     from tuner import competitors as comp

@@ -68,3 +68,33 @@ def test_logged_eval_scores_predictions_with_the_held_out_shapes_own_records():
         assert row["used"] == (row["predicted"] >= 1.0)
     never = logged_eval(records, "f32", arms, built, holdout=0.25, seed=1, min_speedup=1e9)
     assert never["used"] == 0 and never["geomean_dispatch"] in (1.0, None)
+
+
+def test_train_learns_from_records_and_predicts_the_arm_that_won_them(tmp_path):
+    """Records where one built variant beat cuBLAS by 30% on every shape and the others lost: the trained predictor
+    names that variant (with the knobs it was timed with) for a shape it never saw; the CLI saves a loadable one."""
+    import gzip
+    import json
+
+    space = pytest.importorskip("kernels.space")
+    from tuner.predictor import main, train
+
+    configs = [c for c in space.variant_set("default") if c.acc == "f32" and c.b_layout == "col"]
+    arms = [a for c in configs[:6] for a in from_config(c, space.runtime_knobs(c))[:1]]
+    winner = arms[2]
+    records = [{"mnk": f"{m}_{n}_{k}", "cublas_us": 10.0,
+                "trials": [{"arm": a.to_dict(), "us": 10.0 / s, "speedup": s}
+                           for a, s in ((a, 1.3 if a == winner else 0.8) for a in arms)]}
+               for m in (256, 1024, 4096) for n in (512, 2048, 8192) for k in (256, 1024, 4096)]
+    predictor = train(records, "f32", "col", "default", lt_arm_count=0)
+    cfg, knobs = predictor(1500, 3000, 704, "col", "f32")
+    assert (cfg.name, knobs) == (winner.config, winner.knobs)
+    state = tmp_path / "run"
+    state.mkdir()
+    with gzip.open(state / "finished_f32_col.jsonl.gz", "wt") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["--state", str(state), "--acc", "fp32", "--variant-set", "default", "--lt-arms", "0",
+                 "--out", str(tmp_path / "p.json")]) == 0
+    assert Predictor.load(tmp_path / "p.json")(1500, 3000, 704, "col", "f32") == (cfg, knobs)
+    with pytest.raises(SystemExit):
+        main(["--state", str(tmp_path), "--acc", "fp32", "--out", str(tmp_path / "none.json")])  # no records
