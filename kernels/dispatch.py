@@ -8,7 +8,9 @@ Chain for (M, N, K, b_layout, acc), decided once per shape and cached:
   4. with `nearest` > 0, otherwise the variant tuned for the nearest tuned shape (log2 distance <= nearest), if that
      shape chose one of ours (a neighbour's cuBLAS choice is cuBLAS anyway; its cuBLASLt index names another shape's
      algorithm list, so it is not borrowed)
-  5. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way
+  5. otherwise cuBLAS, with the reason (FALLBACK_REASONS) of the first thing that stood in the way; an fp16-accumulation
+     request runs it with fp32 accumulation (`fallback_f16_acc`): more precise, and on the H200 cuBLAS's fp32-compute
+     kernels are the faster ones (session 6: 13% kernel-only over 128 untuned shapes, docs/results.md)
 Guards per call: a variant that raises (or fails its launch) is quarantined for the process and the call is redone on
 cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quarantines a variant that disagrees
 (`canary_mismatch`), returning cuBLAS's result. Later calls of a quarantined variant say `quarantined`.
@@ -166,7 +168,8 @@ class Dispatcher:
                  lt_align_bytes: int = LT_ALIGN_BYTES,
                  not_built_errors: tuple[type, ...] | None = None,
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
-                 pad_budget_bytes: int = 512 << 20, nearest: float = 0.0, canary_rate: float = 0.0,
+                 pad_budget_bytes: int = 512 << 20, nearest: float = 0.0, fallback_f16_acc: str = "f32",
+                 canary_rate: float = 0.0,
                  tolerance: Callable[[str, int], float] = canary_tolerance,
                  on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None,
                  fast_path: Any = None):
@@ -182,6 +185,9 @@ class Dispatcher:
         if not nearest >= 0:
             raise ValueError(f"nearest must be a log2 distance >= 0 (0: off), got {nearest!r}")
         self.nearest = float(nearest)
+        if fallback_f16_acc not in ACCS:
+            raise ValueError(f"fallback_f16_acc must be in {ACCS}, got {fallback_f16_acc!r}")
+        self.fallback_f16_acc = fallback_f16_acc
         self.tolerance = tolerance
         self._load_kernel = load_kernel or _default_loader
         self._supports = supports or _default_supports
@@ -416,7 +422,9 @@ class Dispatcher:
 
     def _cublas(self, b_layout: str, acc: str, reason: str) -> Selection:
         assert reason in FALLBACK_REASONS, reason
-        return Selection("cublas", reason, _bind_arm(self._arm("cublas", {}), b_layout, acc))
+        run_acc = self.fallback_f16_acc if acc == "f16" else acc
+        return Selection("cublas", reason, _bind_arm(self._arm("cublas", {}), b_layout, run_acc),
+                         acc=run_acc if run_acc != acc else None)
 
     # ---- quarantine and events ------------------------------------------------------------------------------------
     def _quarantine_now(self, name: str, reason: str, shape: tuple, detail: str) -> None:

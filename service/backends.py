@@ -71,7 +71,8 @@ class Backend:
             row = 0
             for index in group.members:
                 m = jobs[index].m
-                results[index] = JobResult(c[row:row + m], selection, self.name, self.acc_computed(group.acc),
+                computed = selection.acc or self.acc_computed(group.acc)
+                results[index] = JobResult(c[row:row + m], selection, self.name, computed,
                                            batch_size=len(jobs), fused=len(group.members))
                 row += m
         return results
@@ -193,7 +194,7 @@ class GpuBackend(Backend):
         if self.dispatcher is None:
             return Selection("cublas", "not_built")
         sel = self.dispatcher.select(m, n, k, b_layout=b_layout, acc=acc)
-        return Selection(sel.kernel, sel.fallback)
+        return Selection(sel.kernel, sel.fallback, sel.acc)
 
     def acc_computed(self, acc: str) -> str:
         return acc if self.dispatcher is not None else "f32"  # torch's fp16 matmul accumulates in fp32
@@ -207,7 +208,7 @@ class GpuBackend(Backend):
         """C and the Selection that really produced it (a kernel may fall back inside the call)."""
         if self.dispatcher is not None:
             c, sel = self.dispatcher.run(a, b, b_layout=b_layout, acc=acc)
-            return c, Selection(sel.kernel, sel.fallback)
+            return c, Selection(sel.kernel, sel.fallback, sel.acc)
         return a @ (b if b_layout == "row" else b.t()), Selection("cublas", "not_built")
 
     def _run_groups(self, groups):

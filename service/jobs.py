@@ -12,6 +12,7 @@ import numpy as np
 class Selection:
     kernel: str
     fallback: str | None  # None or one of FALLBACK_REASONS
+    acc: str | None = None  # the accumulator the kernel ran with, when the dispatcher chose a more precise one
 
 
 @dataclass

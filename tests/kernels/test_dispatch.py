@@ -140,6 +140,19 @@ def test_no_table_and_no_predictor_falls_back_to_cublas():
     assert arms.calls() == 1 and loader.load_calls == 0
 
 
+def test_an_untuned_f16_request_runs_cublas_with_f32_accumulation_unless_told_otherwise():
+    d, _, arms = make()
+    sel = run_checked(d, 64, 64, 64, acc="f16")
+    assert (sel.kernel, sel.fallback, sel.acc) == ("cublas", "no_tuned_kernel", "f32")
+    assert run_checked(d, 64, 64, 64, acc="f32").acc is None
+    assert arms.made[("cublas", ())].accs == ["f32", "f32"]
+    d, _, arms = make(fallback_f16_acc="f16")
+    assert run_checked(d, 64, 64, 64, acc="f16").acc is None
+    assert arms.made[("cublas", ())].accs == ["f16"]
+    with pytest.raises(ValueError, match="fallback_f16_acc"):
+        make(fallback_f16_acc="f64")
+
+
 def test_table_for_other_accumulator_is_not_used():
     d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
     assert d.select(64, 64, 64, "row", "f16").fallback == "no_tuned_kernel"

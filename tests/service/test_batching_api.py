@@ -120,3 +120,20 @@ def test_shutdown_answers_every_accepted_request(rng):
             assert_close(np.frombuffer(r.content, dtype="<f2").reshape(3, 2), reference(a, b, "row"))
         assert sum(backend.batches) == 6
     run(scenario())
+
+
+def test_a_result_reports_the_accumulator_the_dispatcher_really_used():
+    """An f16 request that the dispatcher ran with fp32 accumulation (a table's more precise choice, or the cuBLAS
+    fallback) says acc_computed=f32: the batch bookkeeping is the base Backend's."""
+    from service.backends import Backend
+    from service.jobs import Job, Selection
+
+    class Recorded(Backend):
+        def _run_groups(self, groups):
+            return [(np.zeros((g.m, 8), np.float16), Selection("cublas", "no_tuned_kernel", "f32" if g.acc == "f16"
+                                                                else None)) for g in groups]
+
+    a, b = np.ones((4, 8), np.float16), np.ones((8, 8), np.float16)
+    results = Recorded().run_batch([Job(a, b, "row", "f16"), Job(a, b, "row", "f32")])
+    assert [r.acc_computed for r in results] == ["f32", "f32"]
+    assert results[0].selection.acc == "f32" and results[1].selection.acc is None
