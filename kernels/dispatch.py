@@ -4,7 +4,9 @@ Chain for (M, N, K, b_layout, acc), decided once per shape and cached:
   1. the tuned table entry for the exact shape (its `graph` alternative for calls captured into a CUDA graph, which
      pay no launch cost per replay), else the predictor's config (optional hook)
   2. if that variant cannot run the shape as is (alignment), the same variant on a zero-padded copy
-  3. otherwise a table entry / prediction for a padded shape (e.g. 127x255x511 -> 128x256x512), on a padded copy
+  3. otherwise, for a shape whose N or K is not a multiple of 8, a table entry / prediction for a padded shape
+     (e.g. 127x255x511 -> 128x256x512), on a padded copy. An aligned shape is not padded to reach a tuned one: cuBLAS
+     runs it as is, and the copies cost more than the tuned kernel gains (session 6: 0.36-0.74x in all 5 cases)
   4. with `nearest` > 0, otherwise the variant tuned for the nearest tuned shape (log2 distance <= nearest), if that
      shape chose one of ours (a neighbour's cuBLAS choice is cuBLAS anyway; its cuBLASLt index names another shape's
      algorithm list, so it is not borrowed)
@@ -46,6 +48,7 @@ B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's current stream
 LT_ALIGN_BYTES = 256  # operand alignment a tuned cuBLASLt index refers to (the tuner's: tuner/lt_arms.py)
+PAD_LOOKUP_ALIGN = 8  # step 3 pads only shapes whose N or K is not a multiple of this (fp16 x 8 = 16 bytes)
 
 
 def nearest_from_env() -> float:
@@ -290,7 +293,7 @@ class Dispatcher:
             sel, blocked = self._realize(choice, (m, n, k), b_layout, acc, padded_lookup=False)
             if sel is not None:
                 return sel
-        if self.pad:
+        if self.pad and (n % PAD_LOOKUP_ALIGN or k % PAD_LOOKUP_ALIGN):
             for target in pad_targets(m, n, k, self.max_pad_ratio):
                 choice = self._choice(*target, b_layout, acc, captured)
                 if choice is None:

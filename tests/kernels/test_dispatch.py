@@ -509,6 +509,13 @@ def test_unaligned_shape_uses_the_entry_of_a_covering_shape():
     assert loader.loaded[SM90_ROW.name].calls[0][0] == (128, 256, 512)
 
 
+def test_an_aligned_shape_is_not_padded_to_reach_a_tuned_one():
+    d, loader, arms = make([table("f32", entry(SM90_ROW, 128, 256, 512))])
+    sel = run_checked(d, 117, 256, 512)  # M padding alone would reach the entry: cuBLAS runs it as is instead
+    assert (sel.kernel, sel.fallback, sel.padded) == ("cublas", "no_tuned_kernel", None)
+    assert loader.load_calls == 0 and arms.calls() == 1
+
+
 def test_shapes_padded_to_the_same_target_do_not_share_buffers():
     d, _, _ = make([table("f32", entry(SM90_ROW, 128, 256, 512))])
     for k in (511, 509, 511):  # a shared buffer would keep the first call's K columns in the second
