@@ -178,6 +178,14 @@ def main(argv=None) -> int:
                 argv=sys.argv[1:] if argv is None else list(argv))
     also = also_dispatchers(args.also_tables)
     also.update(rule_dispatchers(args.also_dispatchers))
+    # one dispatcher for the whole run, like the ours[NAME] ones and a service. Up to session 6 `ours` had a fresh one
+    # per shape: the one difference found between `ours` and an ours[NAME] with the same choices, which measured ~2%
+    # slower per call (docs/notes.md)
+    ours_dispatcher = None
+    if args.ours == "dispatcher":
+        from kernels.dispatch import Dispatcher
+
+        ours_dispatcher = Dispatcher.default()
     meta.update(also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
                 also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},
                 call_burst=args.call_burst)
@@ -188,7 +196,7 @@ def main(argv=None) -> int:
                              benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                              target_qps=args.target_qps if args.mode == "server" else None,
                              b_layout=args.b_layout, baseline_names=args.baseline_names, ours=args.ours,
-                             seed=args.seed, call_burst=args.call_burst,
+                             seed=args.seed, call_burst=args.call_burst, dispatcher=ours_dispatcher,
                              extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
                                     for name, d in also.items()]
                              + variant_competitors(args.also_variants, shape, args.acc, args.b_layout))
