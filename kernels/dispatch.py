@@ -222,7 +222,7 @@ class Dispatcher:
     def default(cls, device=None, **kwargs) -> "Dispatcher":
         """The dispatcher for a CUDA device (tables for its arch, cuBLAS arms, built variants), or the CPU backend
         when there is no CUDA. Needs no build: variants that are not built fall back with `not_built`."""
-        from kernels.tuned_tables import load_tables
+        from kernels.tuned_tables import load_default_tables
 
         if (device is not None and torch.device(device).type == "cpu") or not torch.cuda.is_available():
             return cls(backend="cpu", device=torch.device("cpu"), **kwargs)
@@ -231,7 +231,7 @@ class Dispatcher:
             device = torch.device("cuda", torch.cuda.current_device())
         major, minor = torch.cuda.get_device_capability(device)
         arch = f"sm{major}{minor}"
-        kwargs.setdefault("tables", load_tables(arch))
+        kwargs.setdefault("tables", load_default_tables(arch))
         kwargs.setdefault("nearest", nearest_from_env())
         return cls(backend="gpu", arch=arch, device=device, **kwargs)
 

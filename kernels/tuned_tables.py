@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -284,3 +285,29 @@ def dump_table(meta: dict, entries: list[dict], path: Path | str | None = None, 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=1) + "\n")
     return data
+
+
+def overlay(base: dict[str, TunedTable], extra: dict[str, TunedTable]) -> dict[str, TunedTable]:
+    """{acc: table} of `base` with the entries of `extra` added; for a shape both hold, `extra`'s entry wins."""
+    out = dict(base)
+    for acc, table in extra.items():
+        under = out.get(acc)
+        if under is None:
+            out[acc] = table
+            continue
+        meta = dict(under.meta, overlays=[*under.meta.get("overlays", []), table.source])
+        out[acc] = TunedTable(under.arch, acc, meta, {**under.entries, **table.entries},
+                              source=f"{under.source} + {table.source}")
+    return out
+
+
+def load_default_tables(arch: str, **kwargs) -> dict[str, TunedTable]:
+    """The committed tables of `arch`, overlaid with the tables in each directory of $HGEMM_EXTRA_TABLES
+    (os.pathsep-separated, later ones win): tables tuned for the shapes a deployment serves (`python -m tuner.tune
+    --grid <shapes> --tables-dir DIR`; docs/dispatch.md, "Tuning the shapes you serve")."""
+    tables = load_tables(arch, **kwargs)
+    for directory in filter(None, (d.strip() for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep))):
+        if not Path(directory).is_dir():
+            raise TableError(f"HGEMM_EXTRA_TABLES: {directory!r} is not a directory")
+        tables = overlay(tables, load_tables(arch, directory, **kwargs))
+    return tables

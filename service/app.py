@@ -167,12 +167,39 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     async def kernels_info():
         """The backend, the device, and what the kernel library covers (tuned shapes, fallback policy)."""
         return {**state.backend.info(), "ready": state.ready, "tables": _tuned_tables(),
-                "fallback_policy": "tuned table -> predictor -> pad -> cuBLAS (GPU); the CPU backend always reports "
-                                   "kernel cpu_matmul, fallback cpu_backend",
+                "fallback_policy": "tuned table (+ HGEMM_EXTRA_TABLES) -> predictor -> pad (N or K unaligned) -> "
+                                   "nearest tuned shape (HGEMM_NEAREST, off by default) -> cuBLAS, fp32 accumulation "
+                                   "for f16 (GPU); the CPU backend always reports kernel cpu_matmul, fallback "
+                                   "cpu_backend",
                 "fallback_reasons": list(fallback_reasons()),
                 "limits": {"max_elements": settings.max_elements, "max_body_bytes": settings.max_body_bytes,
                            "max_batch_size": settings.max_batch_size,
                            "max_queue_delay_us": settings.max_queue_delay_us}}
+
+    @app.get("/v1/kernels/untuned", responses=_error_responses(401, 422))
+    async def untuned_shapes(request: Request):
+        """GEMM shapes served by the cuBLAS fallback because no tuned table holds them, most requested first
+        (`?acc=f32|f16&b_layout=row|col&limit=N`). `format=grid` (acc and b_layout required): the M_N_K lines that
+        `python -m tuner.tune --grid` reads; serve the tables it writes with HGEMM_EXTRA_TABLES."""
+        query = request.query_params
+        unknown = set(query) - {"acc", "b_layout", "limit", "format"}
+        if unknown:
+            raise invalid(f"unknown query parameters {sorted(unknown)}; known: acc, b_layout, limit, format")
+        acc, b_layout, fmt = query.get("acc"), query.get("b_layout"), query.get("format", "json")
+        if acc not in (None, "f32", "f16") or b_layout not in (None, "row", "col") or fmt not in ("json", "grid"):
+            raise invalid("acc must be f32 or f16, b_layout row or col, format json or grid")
+        try:
+            limit = int(query["limit"]) if "limit" in query else None
+        except ValueError:
+            limit = 0
+        if limit is not None and limit < 1:
+            raise invalid("limit must be a positive integer")
+        if fmt == "grid":
+            if acc is None or b_layout is None:
+                raise invalid("format=grid lists one tuning job's shapes: give acc and b_layout")
+            return Response(state.untuned.grid(acc, b_layout, limit), media_type="text/plain")
+        return {"shapes": state.untuned.top(acc, b_layout, limit), "tracked": len(state.untuned),
+                "capacity": state.untuned.capacity, "overflow_requests": state.untuned.overflow}
 
     @app.get("/health/live")
     async def live():

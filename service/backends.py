@@ -73,7 +73,8 @@ class Backend:
                 m = jobs[index].m
                 computed = selection.acc or self.acc_computed(group.acc)
                 results[index] = JobResult(c[row:row + m], selection, self.name, computed,
-                                           batch_size=len(jobs), fused=len(group.members))
+                                           batch_size=len(jobs), fused=len(group.members),
+                                           gemm=(group.m, group.n, group.k))
                 row += m
         return results
 

@@ -44,6 +44,7 @@ class JobResult:
     acc_computed: str             # what the backend really accumulated in
     batch_size: int = 1           # requests in the batch this job ran in
     fused: int = 1                # requests in the GEMM this job ran in
+    gemm: tuple[int, int, int] | None = None  # (M, N, K) of that GEMM (M of the fused requests stacked)
 
 
 @dataclass

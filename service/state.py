@@ -15,6 +15,7 @@ from .jobs import Job, JobResult
 from .metrics import Metrics
 from .operands import OperandRegistry
 from .settings import Settings
+from .untuned import UNTUNED_REASON, UntunedShapes
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ class ServiceState:
         self.metrics = Metrics()
         self.backend = backend or make_backend(settings)
         self.registry = OperandRegistry(settings.operand_budget_bytes)
+        self.untuned = UntunedShapes()
         self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
                                max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
                                timeout_s=settings.request_timeout_s, observers=[self.metrics],
@@ -84,11 +86,13 @@ class ServiceState:
         metrics.child(metrics.compute, self.backend.name).observe(time.perf_counter() - started)
         for phase, seconds in self.backend.phases.items():
             metrics.child(metrics.batch_phase, phase).observe(seconds)
-        for result in results:
+        for job, result in zip(jobs, results):
             if isinstance(result, JobResult):
                 metrics.child(metrics.kernel_selections, result.selection.kernel).inc()
                 if result.selection.fallback:
                     metrics.child(metrics.fallbacks, result.selection.fallback).inc()
+                    if result.selection.fallback == UNTUNED_REASON and result.gemm is not None:
+                        self.untuned.add(*result.gemm, job.b_layout, job.acc)
         return results
 
     def sync_operand_gauges(self) -> None:

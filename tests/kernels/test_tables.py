@@ -8,7 +8,8 @@ import pytest
 
 from kernels.config import KernelConfig
 from kernels.dispatch import Dispatcher
-from kernels.tuned_tables import TableError, TunedTable, dump_table, load_table, load_tables
+from kernels.tuned_tables import (TableError, TunedTable, dump_table, load_default_tables, load_table, load_tables,
+                                  overlay)
 
 CFG = KernelConfig("sm90", "f32", "col", (128, 128, 64), cluster=(2, 1), schedule="cooperative", scheduler="streamk")
 
@@ -77,6 +78,39 @@ def test_dispatcher_uses_loaded_tables(tmp_path):
                    arm_factory=lambda name, options: None)
     assert d.select(64, 4096, 64, "col").kernel == CFG.name
     assert (d.select(64, 4096, 64, "row").kernel, d.select(64, 4096, 64, "row").fallback) == ("cublaslt", None)
+
+
+def test_extra_tables_overlay_the_committed_ones_and_win_where_both_hold_a_shape(tmp_path, monkeypatch):
+    committed, extra, f16_only = tmp_path / "committed", tmp_path / "extra", tmp_path / "f16"
+    for d in (committed, extra, f16_only):
+        d.mkdir()
+    write(committed, good())
+    mine = good()
+    mine["entries"] = [{"m": 128, "n": 128, "k": 128, "b_layout": "row", "kernel": "cublaslt",
+                        "config": {"algo_index": 2}},
+                       {"m": 1000, "n": 3000, "k": 704, "b_layout": "col", "kernel": CFG.name, "config": CFG.to_dict()}]
+    write(extra, mine)
+    f16 = good()
+    f16["meta"]["acc"] = "f16"
+    f16["entries"][0]["acc"] = "f32"  # its config accumulates in f32: a more precise choice
+    write(f16_only, f16, "sm90_f16.json")
+    merged = overlay(load_tables("sm90", committed), load_tables("sm90", extra))["f32"]
+    assert len(merged) == 4 and merged.lookup(1000, 3000, 704, "col").config == CFG
+    assert merged.lookup(128, 128, 128, "row").config == {"algo_index": 2}  # the extra table's entry wins
+    assert merged.lookup(64, 4096, 64, "col").config == CFG  # the committed entries stay
+    assert merged.meta["overlays"] == [str(extra / "sm90_f32.json")]
+
+    import os
+
+    monkeypatch.setattr("kernels.tuned_tables.TABLES_DIR", committed)
+    monkeypatch.setenv("HGEMM_EXTRA_TABLES", os.pathsep.join([str(extra), str(f16_only)]))
+    tables = load_default_tables("sm90")
+    assert set(tables) == {"f32", "f16"} and len(tables["f32"]) == 4 and len(tables["f16"]) == 3
+    monkeypatch.delenv("HGEMM_EXTRA_TABLES")
+    assert len(load_default_tables("sm90")["f32"]) == 3
+    monkeypatch.setenv("HGEMM_EXTRA_TABLES", str(tmp_path / "missing"))
+    with pytest.raises(TableError, match="HGEMM_EXTRA_TABLES"):
+        load_default_tables("sm90")
 
 
 def test_dump_table_round_trips(tmp_path):
