@@ -80,4 +80,3 @@ def test_app_on_the_gpu_backend(rng):
             assert "hgemm_gpu_memory_total_bytes{" in text and "hgemm_gpu_utilization_ratio{" in text
             assert 'hgemm_fastpath_calls_total{result="miss"}' in text and "hgemm_fastpath_entries " in text
     run(scenario())
-
