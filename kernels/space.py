@@ -208,6 +208,23 @@ def _pdl_for(acc: str, bl: str) -> list[KernelConfig]:
     return [replace(c, pdl=True) for c in first + rest]
 
 
+def _pdl_mid_for(acc: str, bl: str) -> list[KernelConfig]:
+    """More PDL variants for mid-size shapes (1e9-1e11 FLOP, where the tables still choose cuBLAS for 285 of 444
+    f32 shapes): neighbours of what the session-6 tables run there — 64x256 pingpong (the most chosen variant), 64x64,
+    128x128 cooperative, 64x64x128, 128x256 2x1 cooperative — with other clusters, K=128 tiles, and the large
+    cooperative tiles without a cluster (any grid, no multicast). Built on the CPU box in session 6; not yet run."""
+    return [replace(c, pdl=True) for c in (
+        _sm90(acc, bl, (64, 256, 64), cluster=(2, 1), schedule="pingpong"),
+        _sm90(acc, bl, (64, 256, 64), cluster=(1, 2), schedule="pingpong"),
+        _sm90(acc, bl, (64, 256, 128), schedule="pingpong"),
+        _sm90(acc, bl, (64, 192, 128), schedule="pingpong"),
+        _sm90(acc, bl, (128, 128, 64), cluster=(2, 1), schedule="pingpong"),
+        _sm90(acc, bl, (128, 256, 64)),
+        _sm90(acc, bl, (256, 128, 64)),
+        _sm90(acc, bl, (128, 128, 128)),
+    )]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -234,6 +251,10 @@ VARIANT_SETS = {
     "pdl": lambda: [c for a in ACCUMULATORS for c in _pdl_for(a, "col")],
     "wide_pdl": lambda: [c for a in ACCUMULATORS
                          for c in _default_for(a, "col") + _wide_for(a, "col") + _pdl_for(a, "col")],
+    # more pdl variants for mid-size shapes (built apart: kernels.build --set pdl_mid), and everything to tune with them
+    "pdl_mid": lambda: [c for a in ACCUMULATORS for c in _pdl_mid_for(a, "col")],
+    "wide_pdl_mid": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "col") + _wide_for(a, "col")
+                             + _pdl_for(a, "col") + _pdl_mid_for(a, "col")],
     "all": lambda: enumerate(),
 }
 

@@ -146,6 +146,14 @@ def test_pdl_twins_differ_from_their_base_only_in_pdl_and_name():
     assert set(space.variant_set("wide_pdl")) == wide | set(pdl)
 
 
+def test_pdl_mid_variants_are_new_valid_pdl_variants_and_wide_pdl_mid_is_everything_to_tune():
+    mid = space.variant_set("pdl_mid")
+    before = set(space.variant_set("wide_pdl"))
+    assert mid and all(c.pdl and c.family == "sm90" and space.is_valid(c) for c in mid)
+    assert not set(mid) & before and len(set(mid)) == len(mid)  # new objects to build, none built twice
+    assert set(space.variant_set("wide_pdl_mid")) == before | set(mid)
+
+
 def test_pdl_field_is_left_out_of_dicts_unless_set():
     assert "pdl" not in sm90().to_dict()  # tables and records written before the field existed stay identical
     on = sm90(pdl=True)
