@@ -41,6 +41,9 @@ COPY pyproject.toml README.md ./
 COPY third_party/ third_party/
 COPY kernels/ kernels/
 COPY service/ service/
+# the tuner too, so that the deployment's own shapes can be tuned on its GPU (docs/dispatch.md, "Tuning the shapes you
+# serve"): docker compose run --rm api python -m tuner.tune --grid … --tables-dir /srv/tables
+COPY tuner/ tuner/
 
 # Kernels are compiled here (nvcc needs no GPU) for every arch in CUDA_ARCHS into HGEMM_CACHE_DIR, where the
 # runtime loads them, and so is the C fast path of the dispatch (cc + python3-dev): the container starts ready, with
