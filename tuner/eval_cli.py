@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--b_layout", choices=("col", "row"), default="col",
                    help="B layout for our kernels: col = N×K (x @ Wᵀ, TN), row = K×N (NN)")
     p.add_argument("--ours", default="dispatcher", help="'dispatcher', 'none', or a variant name")
+    p.add_argument("--tables", default=None, metavar="DIR",
+                   help="ours (the dispatcher) uses the tables in DIR instead of the committed ones: with --also_tables "
+                        "the two roles can be swapped between runs (per call, two dispatchers differ by ~2%% even "
+                        "with identical tables)")
     p.add_argument("--also_tables", default="", metavar="NAME=DIR[,NAME=DIR]",
                    help="more dispatchers to compete as ours[NAME], each with the tables in DIR (e.g. a table tuned for "
                         "another objective), timed in the same interleaved run")
@@ -83,6 +87,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
     try:
         args.also_tables = parse_also_tables(args.also_tables)
+        if args.tables is not None:
+            args.tables = parse_also_tables(f"ours={args.tables}")["ours"]
         args.also_dispatchers = parse_also_dispatchers(args.also_dispatchers)
         args.also_variants = parse_also_variants(args.also_variants)
     except ValueError as exc:
@@ -185,8 +191,9 @@ def main(argv=None) -> int:
     if args.ours == "dispatcher":
         from kernels.dispatch import Dispatcher
 
-        ours_dispatcher = Dispatcher.default()
-    meta.update(also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
+        ours_dispatcher = (Dispatcher.default() if args.tables is None
+                           else next(iter(also_dispatchers({"ours": args.tables}).values())))
+    meta.update(tables=args.tables, also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
                 also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},
                 call_burst=args.call_burst)
     records = previous_records(args) if args.resume else []

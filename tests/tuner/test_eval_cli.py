@@ -94,6 +94,13 @@ def test_also_tables_rejects_bad_items(tmp_path, bad):
         parse_args(BASE + ["--also_tables", bad.format(d=tmp_path)])
 
 
+def test_tables_gives_ours_another_table_directory(tmp_path):
+    assert parse_args(BASE).tables is None
+    assert parse_args(BASE + ["--tables", str(tmp_path)]).tables == str(tmp_path)
+    with pytest.raises(SystemExit):
+        parse_args(BASE + ["--tables", str(tmp_path / "missing")])
+
+
 def test_also_dispatchers_names_a_nearest_rule_or_a_saved_predictor(tmp_path):
     model = tmp_path / "model.json"
     model.write_text("{}")
