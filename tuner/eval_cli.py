@@ -87,8 +87,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
     try:
         args.also_tables = parse_also_tables(args.also_tables)
-        if args.tables is not None:
-            args.tables = parse_also_tables(f"ours={args.tables}")["ours"]
+        if args.tables is not None and not Path(args.tables).is_dir():
+            raise ValueError(f"--tables: {args.tables!r} is not a directory")
         args.also_dispatchers = parse_also_dispatchers(args.also_dispatchers)
         args.also_variants = parse_also_variants(args.also_variants)
     except ValueError as exc:
@@ -191,8 +191,7 @@ def main(argv=None) -> int:
     if args.ours == "dispatcher":
         from kernels.dispatch import Dispatcher
 
-        ours_dispatcher = (Dispatcher.default() if args.tables is None
-                           else next(iter(also_dispatchers({"ours": args.tables}).values())))
+        ours_dispatcher = Dispatcher.default() if args.tables is None else table_dispatcher(args.tables)
     meta.update(tables=args.tables, also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
                 also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},
                 call_burst=args.call_burst)
@@ -235,18 +234,19 @@ def previous_records(args) -> list[dict]:
     return list(old["shapes"])
 
 
-def also_dispatchers(tables: dict[str, str]) -> dict:
-    """{ours[NAME]: a Dispatcher of this GPU whose tables come from DIR} for --also_tables."""
-    if not tables:
-        return {}
+def table_dispatcher(directory: str):
+    """A Dispatcher of this GPU whose tables come from `directory` (--tables, --also_tables)."""
     import torch
 
     from kernels.dispatch import Dispatcher
     from kernels.tuned_tables import load_tables
 
-    arch = "sm%d%d" % torch.cuda.get_device_capability()
-    return {f"ours[{name}]": Dispatcher.default(tables=load_tables(arch, directory))
-            for name, directory in tables.items()}
+    return Dispatcher.default(tables=load_tables("sm%d%d" % torch.cuda.get_device_capability(), directory))
+
+
+def also_dispatchers(tables: dict[str, str]) -> dict:
+    """{ours[NAME]: a Dispatcher of this GPU whose tables come from DIR} for --also_tables."""
+    return {f"ours[{name}]": table_dispatcher(directory) for name, directory in tables.items()}
 
 
 def rule_dispatchers(specs: dict[str, tuple[str, object]]) -> dict:

@@ -26,21 +26,16 @@ def geomean(values: list[float]) -> float | None:
 
 def logged_eval(records: list[dict], acc: str, arms: list, built: set[str], *, holdout: float = 0.15, seed: int = 0,
                 min_speedup: float = 1.0) -> dict:
-    from tuner.agent import Agent, AgentParams
     from tuner.arms import Arm
-    from tuner.features import FeatureMap
     from tuner.lt_arms import is_lt
+    from tuner.predictor import fit_agent
     from tuner.shapes import parse_mnk
-    from tuner.tune_cli import absorb
 
     shuffled = sorted(records, key=lambda r: r["mnk"])
     random.Random(seed).shuffle(shuffled)
     n_held = max(1, round(holdout * len(shuffled)))
     held, train = shuffled[:n_held], shuffled[n_held:]
-    agent = Agent(FeatureMap(arms), AgentParams(seed=seed))
-    for record in train:
-        absorb(agent, acc, record)
-    agent.refresh()
+    agent = fit_agent(train, acc, arms, seed)
     rows = []
     for record in held:
         m, n, k = parse_mnk(record["mnk"])

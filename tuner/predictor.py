@@ -121,21 +121,28 @@ def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True, mi
             "min_speedup": min_speedup, "predicted_used": sum(r["predicted"] >= min_speedup for r in rows)}
 
 
+def fit_agent(records: list[dict], acc: str, arms: list[Arm], seed: int = 0) -> Agent:
+    """A fresh shared model (over `arms`) that has learned every trial of `records`, factorised for predicting."""
+    from tuner.agent import AgentParams
+    from tuner.features import FeatureMap
+    from tuner.tune_cli import absorb
+
+    agent = Agent(FeatureMap(arms), AgentParams(seed=seed))
+    for record in records:
+        absorb(agent, acc, record)
+    agent.refresh()
+    return agent
+
+
 def train(records: list[dict], acc: str, b_layout: str = "col", variant_set: str | None = "wide_pdl",
           lt_arm_count: int = 16, min_speedup: float = 1.0, seed: int = 0) -> Predictor:
     """A Predictor whose model learned every trial of `records` (finished tuning records, tuner/store.py), choosing
     among the variants of `variant_set` (None: the whole space) — the ones a build of that set provides."""
-    from tuner.agent import AgentParams
     from tuner.arms import from_kernel_space
-    from tuner.features import FeatureMap
     from tuner.lt_arms import lt_arms
-    from tuner.tune_cli import absorb
 
     arms, configs = from_kernel_space(acc, b_layout, variant_set)
-    agent = Agent(FeatureMap(arms + lt_arms(lt_arm_count)), AgentParams(seed=seed))
-    for record in records:
-        absorb(agent, acc, record)
-    agent.refresh()
+    agent = fit_agent(records, acc, arms + lt_arms(lt_arm_count), seed)
     return Predictor(agent, {f"{acc}/{b_layout}": arms}, {name: c.to_dict() for name, c in configs.items()},
                      set(configs), min_speedup)
 

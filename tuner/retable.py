@@ -89,8 +89,8 @@ def main(argv=None) -> int:
 
     def entries_for(acc: str, objective) -> list[dict]:
         records = merge_runs([read_records(Path(state), acc, args.b_layout) for state in args.state])
-        return [table_entry(r, configs_of(records, acc, args.b_layout), args.b_layout, args.min_speedup, objective)
-                for r in records]
+        configs = configs_of(records, acc, args.b_layout)
+        return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
 
     def table_for(objective) -> tuple[list[dict], int]:
         entries = entries_for(acc, objective)
