@@ -200,7 +200,7 @@ def _pdl_for(acc: str, bl: str) -> list[KernelConfig]:
     """Programmatic-dependent-launch twins: where a GEMM takes a few µs, the launch gap between back-to-back kernels is
     a large part of it, and PDL hides it behind the previous kernel's tail. First the four pingpong tiles that won
     small shapes (tuned on the H200 in session 5), then every other persistent sm90 variant of `wide` (mid shapes:
-    built, not yet tuned). Stream-K cannot have PDL with CUTLASS 4.2."""
+    tuned in session 6). Stream-K cannot have PDL with CUTLASS 4.2."""
     first = [_sm90(acc, bl, (64, 128, 64), schedule="pingpong"), _sm90(acc, bl, (64, 64, 64), schedule="pingpong"),
              _sm90(acc, bl, (128, 64, 64), schedule="pingpong"), _sm90(acc, bl, (64, 256, 64), schedule="pingpong")]
     rest = [c for c in _default_for(acc, bl) + _wide_for(acc, bl)
@@ -212,7 +212,8 @@ def _pdl_mid_for(acc: str, bl: str) -> list[KernelConfig]:
     """More PDL variants for mid-size shapes (1e9-1e11 FLOP, where the tables still choose cuBLAS for 285 of 444
     f32 shapes): neighbours of what the session-6 tables run there — 64x256 pingpong (the most chosen variant), 64x64,
     128x128 cooperative, 64x64x128, 128x256 2x1 cooperative — with other clusters, K=128 tiles, and the large
-    cooperative tiles without a cluster (any grid, no multicast). Built on the CPU box in session 6; not yet run."""
+    cooperative tiles without a cluster (any grid, no multicast). Built on the CPU box in session 6; tested and tuned on
+    the H200 in session 7 (the graph choice of 111 f32 / 162 f16 grid shapes)."""
     return [replace(c, pdl=True) for c in (
         _sm90(acc, bl, (64, 256, 64), cluster=(2, 1), schedule="pingpong"),
         _sm90(acc, bl, (64, 256, 64), cluster=(1, 2), schedule="pingpong"),

@@ -1,5 +1,5 @@
 """The tuned tables committed in kernels/tables: they load, cover CUDA-L2's grid, and name only variants of the set
-the H200 runs carry (`wide`), so a retable from the wrong records or variant set fails here, not on the GPU."""
+the H200 runs carry (`wide_pdl_mid`), so a retable from the wrong records or variant set fails here, not on the GPU."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,14 +34,14 @@ def choices(table):
             yield entry.graph
 
 
-def test_every_named_variant_is_in_the_wide_pdl_set_and_runs_its_stated_accumulator(tables):
-    wide = {cfg.name for cfg in space.variant_set("wide_pdl")}
+def test_every_named_variant_is_in_the_wide_pdl_mid_set_and_runs_its_stated_accumulator(tables):
+    wide = {cfg.name for cfg in space.variant_set("wide_pdl_mid")}
     for acc, table in tables.items():
         for entry in choices(table):
             run_acc = entry.acc or acc
             if entry.is_arm:
                 continue
-            assert entry.kernel in wide, f"{acc}: {entry.kernel} is not built by the wide_pdl set"
+            assert entry.kernel in wide, f"{acc}: {entry.kernel} is not built by the wide_pdl_mid set"
             assert entry.config.acc == run_acc and entry.config.b_layout == entry.b_layout
             assert space.supports(entry.config, entry.m, entry.n, entry.k)
 
