@@ -2,7 +2,8 @@
 # Load runs on the H200 host (device tool), from the repo root:  OUT=dir bash scripts/h200_load.sh [SCENARIO]
 # The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
 # (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request);
-# RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil naive (default: batched unbatched naive).
+# RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil batched_workers naive (default: batched
+# unbatched naive).
 # Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
 set -uo pipefail
 SCENARIO=${1:-resident}
@@ -45,5 +46,8 @@ want batched_gil && run batched_gil 8003 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM
   HGEMM_GIL_SWITCH_INTERVAL_US=${GIL_US:-200} python3 -m service
 want unbatched_gil && run unbatched_gil 8004 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8004 HGEMM_MAX_BATCH_SIZE=1 \
   HGEMM_GIL_SWITCH_INTERVAL_US=${GIL_US:-200} python3 -m service
+# several worker processes on the one port (service/workers.py): WORKERS_N of them
+want batched_workers && run batched_workers 8006 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8006 \
+  HGEMM_WORKERS=${WORKERS_N:-2} python3 -m service
 want naive && run naive 8002 python3 -m loadtest.naive_server --port 8002
 cat "$OUT/summary.txt" | grep -vE "^\s*$" | tail -60

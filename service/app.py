@@ -143,7 +143,8 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
             tensor = await asyncio.to_thread(state.backend.resident, b)
         except RuntimeError as error:  # e.g. CUDA out of memory
             raise ApiError(507, f"could not keep the operand resident: {error}", reason=None) from None
-        operand = state.registry.add(tensor, b.nbytes, layout, k, n, name)
+        # off the loop: with several workers this also writes B to the shared store
+        operand = await asyncio.to_thread(state.registry.add, tensor, b.nbytes, layout, k, n, name, b)
         state.sync_operand_gauges()
         return operand.info()
 
@@ -199,7 +200,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
                 raise invalid("format=grid lists one tuning job's shapes: give acc and b_layout")
             return Response(state.untuned.grid(acc, b_layout, limit), media_type="text/plain")
         return {"shapes": state.untuned.top(acc, b_layout, limit), "tracked": len(state.untuned),
-                "capacity": state.untuned.capacity, "overflow_requests": state.untuned.overflow}
+                "capacity": state.untuned.capacity, "overflow_requests": state.untuned.total_overflow}
 
     @app.get("/health/live")
     async def live():

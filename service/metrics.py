@@ -6,9 +6,11 @@ import logging
 import time
 from typing import Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .workers import multiprocess_metrics
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +46,28 @@ class Metrics:
             "hgemm_batch_phase_seconds", "where a batch's time went on the batch thread (gpu backend): stage_in, "
             "launch, sync, stage_out, off_cpu (GIL waits and blocking)", ["phase"], buckets=FAST_BUCKETS, registry=r)
         self.batch_size = Histogram("hgemm_batch_size", "requests per batch", buckets=BATCH_BUCKETS, registry=r)
-        self.queue_depth = Gauge("hgemm_queue_depth", "requests waiting in the batcher queue", registry=r)
-        self.queue_capacity = Gauge("hgemm_queue_capacity", "batcher queue capacity", registry=r)
-        self.inflight = Gauge("hgemm_inflight_requests", "/v1 requests being served", registry=r)
+        # multiprocess_mode: how /metrics combines the workers' values (HGEMM_WORKERS > 1; ignored with one process)
+        self.queue_depth = Gauge("hgemm_queue_depth", "requests waiting in the batcher queue", registry=r,
+                                 multiprocess_mode="livesum")
+        self.queue_capacity = Gauge("hgemm_queue_capacity", "batcher queue capacity", registry=r,
+                                    multiprocess_mode="livesum")
+        self.inflight = Gauge("hgemm_inflight_requests", "/v1 requests being served", registry=r,
+                              multiprocess_mode="livesum")
         self.fallbacks = Counter("hgemm_fallbacks", "GEMMs that fell back, by reason", ["reason"], registry=r)
         self.kernel_selections = Counter("hgemm_kernel_selections", "GEMM requests by kernel", ["kernel"], registry=r)
         self.rejected = Counter("hgemm_rejected", "rejected requests by reason", ["reason"], registry=r)
-        self.resident_operands = Gauge("hgemm_resident_operands", "resident operands", registry=r)
-        self.resident_operand_bytes = Gauge("hgemm_resident_operand_bytes", "bytes of resident operands", registry=r)
-        self.resident_budget_bytes = Gauge("hgemm_resident_budget_bytes", "resident operand budget", registry=r)
-        self.ready = Gauge("hgemm_ready", "1 when the backend is loaded and the warm-up GEMM passed", registry=r)
-        self.backend_info = Gauge("hgemm_backend_info", "the serving backend", ["backend", "device"], registry=r)
+        # the operand gauges describe the shared store: the worker that changed it last is right
+        self.resident_operands = Gauge("hgemm_resident_operands", "resident operands", registry=r,
+                                       multiprocess_mode="mostrecent")
+        self.resident_operand_bytes = Gauge("hgemm_resident_operand_bytes", "bytes of resident operands", registry=r,
+                                            multiprocess_mode="mostrecent")
+        self.resident_budget_bytes = Gauge("hgemm_resident_budget_bytes", "resident operand budget", registry=r,
+                                           multiprocess_mode="livemax")
+        self.ready = Gauge("hgemm_ready", "1 when the backend is loaded and the warm-up GEMM passed (every worker)",
+                           registry=r, multiprocess_mode="livemin")
+        self.backend_info = Gauge("hgemm_backend_info", "the serving backend", ["backend", "device"], registry=r,
+                                  multiprocess_mode="livemax")
+        self._collectors: list = []  # read at scrape time (NVML, the fast path)
         self._children: dict[tuple, object] = {}
         for reason in fallback_reasons():
             self.child(self.fallbacks, reason)
@@ -86,16 +99,28 @@ class Metrics:
     def watch_gpu(self, gpu_index: int, pci_bus_id: str | None = None) -> None:
         """GPU utilization and memory from NVML, read at scrape time."""
         try:
-            self.registry.register(NvmlCollector(gpu_index, pci_bus_id))
+            self._register(NvmlCollector(gpu_index, pci_bus_id))
         except Exception as error:  # no NVML (driver too old, container without it): the rest still works
             log.warning("NVML unavailable, no GPU utilization metrics: %s", error)
 
     def watch_fast_path(self, stats) -> None:
         """The dispatcher's C fast path (hits, misses, entries), read at scrape time; stats() -> dict or None."""
-        self.registry.register(FastPathCollector(stats))
+        self._register(FastPathCollector(stats))
+
+    def _register(self, collector) -> None:
+        self.registry.register(collector)
+        self._collectors.append(collector)
 
     def render(self) -> tuple[bytes, str]:
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        if not multiprocess_metrics():
+            return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        # every worker's metric files, summed; the scrape-time collectors as this worker reads them (NVML sees the
+        # whole GPU; the fast-path counts are this worker's)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        for collector in self._collectors:
+            registry.register(collector)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
 class NvmlCollector:

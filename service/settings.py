@@ -15,6 +15,10 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64, description="server processes on the one port, each with its own event loop, "
+                                                     "batcher and GPU context (service/workers.py)")
+    shared_dir: str = Field("", description="with workers > 1: where they share resident operands, metrics and "
+                                            "untuned-shape counts (python -m service makes a fresh one when empty)")
     backend: Literal["auto", "gpu", "cpu"] = "auto"
     max_batch_size: int = Field(8, ge=1, le=256)
     max_queue_delay_us: int = Field(500, ge=0, le=10_000_000)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -13,9 +15,11 @@ from .backends import Backend, make_backend
 from .batcher import Batcher
 from .jobs import Job, JobResult
 from .metrics import Metrics
+from .operand_store import SharedOperandStore
 from .operands import OperandRegistry
 from .settings import Settings
 from .untuned import UNTUNED_REASON, UntunedShapes
+from .workers import worker_exit
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +33,12 @@ class ServiceState:
         self.settings = settings
         self.metrics = Metrics()
         self.backend = backend or make_backend(settings)
-        self.registry = OperandRegistry(settings.operand_budget_bytes)
-        self.untuned = UntunedShapes()
+        # several worker processes (HGEMM_WORKERS) share operands and counts through a folder (service/workers.py)
+        shared = Path(settings.shared_dir) if settings.shared_dir else None
+        self.registry = OperandRegistry(settings.operand_budget_bytes,
+                                        SharedOperandStore(shared / "operands") if shared else None,
+                                        loader=self.backend.resident)
+        self.untuned = UntunedShapes(shared_dir=shared / "untuned" if shared else None)
         self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
                                max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
                                timeout_s=settings.request_timeout_s, observers=[self.metrics],
@@ -43,6 +51,8 @@ class ServiceState:
         self.metrics.ready.set(0)
 
     async def start(self) -> None:
+        if self.settings.gil_switch_interval_us:  # per process: each worker sets its own
+            sys.setswitchinterval(self.settings.gil_switch_interval_us / 1e6)
         self.batcher.start()
         self._loader = asyncio.get_running_loop().create_task(asyncio.to_thread(self._load))
 
@@ -53,6 +63,7 @@ class ServiceState:
             await asyncio.gather(self._loader, return_exceptions=True)
         await self.batcher.close()  # answers every accepted request before returning
         self.backend.close()
+        worker_exit()
 
     def _load(self) -> None:
         try:

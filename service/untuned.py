@@ -1,20 +1,30 @@
 """The shapes worth tuning next: GEMMs the service ran on cuBLAS because the tuned tables do not hold their shape
 (fallback `no_tuned_kernel`), counted by request. `GET /v1/kernels/untuned` lists them; `?format=grid` gives the
 `M_N_K` lines `python -m tuner.tune --grid` reads, and the tables it writes are served with `HGEMM_EXTRA_TABLES`
-(docs/dispatch.md, "Tuning the shapes you serve"). A fused GEMM is counted under its own (stacked) M."""
+(docs/dispatch.md, "Tuning the shapes you serve"). A fused GEMM is counted under its own (stacked) M. With several
+worker processes each one publishes its counts to a shared folder (at most twice a second) and the listing sums them."""
 from __future__ import annotations
 
+import json
+import os
 import threading
+from pathlib import Path
 
 UNTUNED_REASON = "no_tuned_kernel"
 
 
+PUBLISH_DELAY_S = 0.5
+
+
 class UntunedShapes:
-    def __init__(self, capacity: int = 4096):
+    def __init__(self, capacity: int = 4096, shared_dir: str | os.PathLike | None = None, worker: str | None = None):
         self.capacity = capacity
         self.overflow = 0  # requests of shapes first seen while `capacity` shapes were already tracked
         self._counts: dict[tuple[int, int, int, str, str], int] = {}
         self._lock = threading.Lock()  # the batch thread adds, the event loop reads
+        self.shared_dir = Path(shared_dir) if shared_dir else None
+        self._own_file = self.shared_dir / f"{worker or os.getpid()}.json" if self.shared_dir else None
+        self._publish_pending = False
 
     def add(self, m: int, n: int, k: int, b_layout: str, acc: str) -> None:
         key = (m, n, k, b_layout, acc)
@@ -25,14 +35,48 @@ class UntunedShapes:
                 self._counts[key] = 1
             else:
                 self.overflow += 1
+            if self.shared_dir is not None and not self._publish_pending:
+                self._publish_pending = True
+                timer = threading.Timer(PUBLISH_DELAY_S, self.publish)
+                timer.daemon = True
+                timer.start()
+
+    def publish(self) -> None:
+        """Write this worker's counts for the others to read (replaced atomically)."""
+        with self._lock:
+            self._publish_pending = False
+            snapshot = {"counts": [[*key, count] for key, count in self._counts.items()], "overflow": self.overflow}
+        tmp = self._own_file.with_name(f".{self._own_file.name}")
+        tmp.write_text(json.dumps(snapshot))
+        os.replace(tmp, self._own_file)
+
+    def _all_counts(self) -> tuple[dict, int]:
+        """This worker's counts plus what the other workers published."""
+        with self._lock:
+            counts, overflow = dict(self._counts), self.overflow
+        if self.shared_dir is not None:
+            for path in self.shared_dir.glob("*.json"):
+                if path == self._own_file:
+                    continue
+                try:
+                    snapshot = json.loads(path.read_text())
+                except (OSError, ValueError):
+                    continue
+                for *key, count in snapshot["counts"]:
+                    counts[tuple(key)] = counts.get(tuple(key), 0) + count
+                overflow += snapshot["overflow"]
+        return counts, overflow
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._all_counts()[0])
+
+    @property
+    def total_overflow(self) -> int:
+        return self._all_counts()[1]
 
     def top(self, acc: str | None = None, b_layout: str | None = None, limit: int | None = None) -> list[dict]:
         """Most requested first (ties: smaller shapes first), optionally for one accumulator / layout."""
-        with self._lock:
-            items = list(self._counts.items())
+        items = list(self._all_counts()[0].items())
         items = [(key, count) for key, count in items
                  if (acc is None or key[4] == acc) and (b_layout is None or key[3] == b_layout)]
         items.sort(key=lambda item: (-item[1], item[0][0] * item[0][1] * item[0][2], item[0]))

@@ -99,21 +99,48 @@ def test_real_server_matches_float64_then_shuts_down_cleanly(server, tmp_path):
 
 
 def test_gil_switch_interval_setting_reaches_python_before_serving(monkeypatch):
-    import sys
-
-    import service.__main__ as entry
+    """Set when the app starts (so in every worker process), not by the launcher."""
+    from service_helpers import run, serving
     from service.settings import Settings
 
     monkeypatch.setenv("HGEMM_GIL_SWITCH_INTERVAL_US", "250")
     assert Settings().gil_switch_interval_us == 250
-    served = {}
-    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **kwargs: served.update(kwargs))
     before = sys.getswitchinterval()
+    seen = []
+
+    async def scenario():
+        async with serving(gil_switch_interval_us=250):
+            seen.append(sys.getswitchinterval())
+
     try:
-        entry.main()
-        assert sys.getswitchinterval() == pytest.approx(250e-6) and served["port"] == Settings().port
+        run(scenario())
+        assert seen == [pytest.approx(250e-6)]
     finally:
         sys.setswitchinterval(before)
     monkeypatch.setenv("HGEMM_GIL_SWITCH_INTERVAL_US", "-1")
     with pytest.raises(ValueError):
         Settings()
+
+
+def test_one_worker_serves_the_app_object_and_several_a_factory_with_a_shared_dir(monkeypatch, tmp_path):
+    import service.__main__ as entry
+
+    served = []
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **kwargs: served.append((app, kwargs)))
+    monkeypatch.delenv("HGEMM_SHARED_DIR", raising=False)
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    monkeypatch.setenv("HGEMM_BACKEND", "cpu")
+    entry.main()
+    app, kwargs = served.pop()
+    assert not isinstance(app, str) and "workers" not in kwargs and "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "counter_1.db").write_bytes(b"stale")
+    monkeypatch.setenv("HGEMM_WORKERS", "3")
+    monkeypatch.setenv("HGEMM_SHARED_DIR", str(tmp_path))
+    entry.main()
+    app, kwargs = served.pop()
+    assert (app, kwargs["workers"], kwargs["factory"]) == ("service.app:create_app", 3, True)
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path / "metrics")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics", "operands", "untuned"]
+    assert not any((tmp_path / "metrics").iterdir())  # an earlier server's counts are not summed in

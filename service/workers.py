@@ -1,0 +1,41 @@
+"""Several server processes on one port (HGEMM_WORKERS > 1). One Python process tops out at ~2000 resident GEMM
+requests/s on the H200 host: its event loop and its batch thread take turns on one GIL (session 7: a shorter switch
+interval only made it worse). uvicorn's supervisor starts N workers on one listening socket, each with its own event
+loop, batcher and CUDA context. What they must agree on lives in one shared directory (HGEMM_SHARED_DIR):
+
+  operands/   resident operands (service/operand_store.py): registered on one worker, used on any
+  metrics/    prometheus_client's multiprocess files (PROMETHEUS_MULTIPROC_DIR): /metrics on any worker sums them all
+  untuned/    each worker's untuned-shape counts (service/untuned.py), merged by GET /v1/kernels/untuned
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+PARTS = ("operands", "metrics", "untuned")
+
+
+def prepare(shared_dir: str = "") -> Path:
+    """Before the workers start: the shared directory, emptied (operands and counts of an earlier server died with
+    its processes; stale metric files would be summed in), and the environment the workers inherit."""
+    root = Path(shared_dir) if shared_dir else Path(tempfile.mkdtemp(prefix="hgemm-workers-"))
+    for part in PARTS:
+        shutil.rmtree(root / part, ignore_errors=True)
+        (root / part).mkdir(parents=True)
+    os.environ["HGEMM_SHARED_DIR"] = str(root)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(root / "metrics")
+    return root
+
+
+def multiprocess_metrics() -> bool:
+    """prometheus_client keeps values in files (read at import time): true in workers started after prepare()."""
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
+def worker_exit() -> None:
+    """A stopping worker's live gauges (in-flight, queue depth, ready) must stop counting."""
+    if multiprocess_metrics():
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(os.getpid())
