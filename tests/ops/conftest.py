@@ -85,11 +85,14 @@ class Process:
             self.stop()
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    """`python -m service` on the CPU backend on a free loopback port; yields its base URL."""
+@pytest.fixture(scope="module", params=[1, 2], ids=["1 worker", "2 workers"])
+def service(request, tmp_path_factory):
+    """`python -m service` on the CPU backend on a free loopback port; yields its base URL. Once as one process, once
+    as two worker processes (what the compose stack runs: metrics summed over processes, docs/service.md)."""
     port = free_port()
     env = {**os.environ, "HGEMM_BACKEND": "cpu", "HGEMM_HOST": "127.0.0.1", "HGEMM_PORT": str(port),
-           "HGEMM_API_KEYS": ""}
+           "HGEMM_API_KEYS": "", "HGEMM_WORKERS": str(request.param)}
+    for name in ("HGEMM_SHARED_DIR", "PROMETHEUS_MULTIPROC_DIR"):
+        env.pop(name, None)
     proc = Process([PYTHON, "-m", "service"], tmp_path_factory.mktemp("service") / "service.log", env=env)
     yield from proc.serve(f"http://127.0.0.1:{port}", "/health/ready", 90, "the service to become ready")
