@@ -2,6 +2,7 @@
 operands and the GPU context live in it); HGEMM_WORKERS=N starts N worker processes on the one port, sharing operands,
 metrics and untuned-shape counts through HGEMM_SHARED_DIR (service/workers.py)."""
 import logging
+import shutil
 
 import uvicorn
 
@@ -20,7 +21,11 @@ def main() -> None:
     if settings.workers > 1:
         shared = prepare(settings.shared_dir)  # before the workers start: they inherit its environment
         logging.getLogger(__name__).info("%d workers sharing %s", settings.workers, shared)
-        uvicorn.run("service.app:create_app", factory=True, workers=settings.workers, **options)
+        try:
+            uvicorn.run("service.app:create_app", factory=True, workers=settings.workers, **options)
+        finally:
+            if not settings.shared_dir:  # ours: B copies and metric files of a server that is gone
+                shutil.rmtree(shared, ignore_errors=True)
     else:
         from .app import create_app
         uvicorn.run(create_app(settings), **options)

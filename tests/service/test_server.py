@@ -144,3 +144,9 @@ def test_one_worker_serves_the_app_object_and_several_a_factory_with_a_shared_di
     assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path / "metrics")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics", "operands", "untuned"]
     assert not any((tmp_path / "metrics").iterdir())  # an earlier server's counts are not summed in
+
+    monkeypatch.delenv("HGEMM_SHARED_DIR")
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **kwargs: served.append(Path(os.environ["HGEMM_SHARED_DIR"])))
+    entry.main()
+    made = served.pop()
+    assert made != tmp_path and made.name.startswith("hgemm-workers-") and not made.exists()  # its own: removed
