@@ -41,11 +41,16 @@ def merge_runs(runs: list[list[dict]]) -> list[dict]:
 
 
 def borrow_more_precise(f16_entries: list[dict], f32_entries: list[dict], objective: Objective,
-                        margin: float = 1.02) -> tuple[list[dict], int]:
+                        margin: float = 1.02, large: tuple[float, float] | None = None) -> tuple[list[dict], int]:
     """The f16 entries, each replaced by the f32 entry of its shape (marked "acc": "f32") when that costs `margin`
-    times less under the objective; and how many were replaced."""
+    times less under the objective; and how many were replaced. `large` = (flop, margin): shapes above `flop` use
+    that margin instead, which may be below 1 (borrow unless the f16 choice is clearly faster): on the H200 the
+    largest shapes' fp16-compute cuBLAS choices lost more speed from tuning to the benchmark's sustained load than
+    the f32 ones did (docs/notes.md)."""
     if margin < 1:
         raise ValueError(f"margin must be >= 1, got {margin}")
+    if large is not None and not 0 < large[1]:
+        raise ValueError(f"the large-shape margin must be > 0, got {large[1]}")
     def cost(entry: dict) -> float:
         return objective.cost(entry["us"], family(entry["kernel"]))
 
@@ -53,7 +58,8 @@ def borrow_more_precise(f16_entries: list[dict], f32_entries: list[dict], object
     out, borrowed = [], 0
     for e16 in f16_entries:
         e32 = by_shape.get((e16["m"], e16["n"], e16["k"], e16["b_layout"]))
-        if e32 is not None and cost(e32) * margin <= cost(e16):
+        wanted = large[1] if large is not None and 2.0 * e16["m"] * e16["n"] * e16["k"] > large[0] else margin
+        if e32 is not None and cost(e32) * wanted <= cost(e16):
             out.append({**e32, "acc": "f32", "cublas_us": e16["cublas_us"]})  # speedups stay against f16's cuBLAS
             borrowed += 1
         else:

@@ -78,6 +78,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="table to write (entries of other layouts in it are kept)")
     p.add_argument("--borrow-f32", action="store_true", help="f16: take faster f32-accumulating choices")
     p.add_argument("--borrow-margin", type=float, default=1.02)
+    p.add_argument("--borrow-large", default=None, metavar="FLOP=MARGIN",
+                   help="f16: shapes above FLOP borrow with MARGIN instead (may be < 1), e.g. 1e11=0.97")
     p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
     p.add_argument("--graph-objective", choices=OBJECTIVES, default=None,
                    help="also give each entry this objective's choice for calls captured into a CUDA graph")
@@ -85,6 +87,15 @@ def main(argv=None) -> int:
     acc = ACC[args.acc]
     if args.borrow_f32 and acc != "f16":
         p.error("--borrow-f32 is for f16 tables")
+    large = None
+    if args.borrow_large:
+        if not args.borrow_f32:
+            p.error("--borrow-large needs --borrow-f32")
+        try:
+            flop, margin = (float(x) for x in args.borrow_large.split("="))
+        except ValueError:
+            p.error(f"--borrow-large wants FLOP=MARGIN, got {args.borrow_large!r}")
+        large = (flop, margin)
     objective = objective_of(args)
 
     def entries_for(acc: str, objective) -> list[dict]:
@@ -96,7 +107,7 @@ def main(argv=None) -> int:
         entries = entries_for(acc, objective)
         if not args.borrow_f32:
             return entries, 0
-        return borrow_more_precise(entries, entries_for("f32", objective), objective, args.borrow_margin)
+        return borrow_more_precise(entries, entries_for("f32", objective), objective, args.borrow_margin, large)
 
     entries, borrowed = table_for(objective)
     graph = None
@@ -115,6 +126,8 @@ def main(argv=None) -> int:
                      "runs_merged": len(args.state)}
     if args.borrow_f32:
         meta["tuner"].update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
+        if large is not None:
+            meta["tuner"]["borrow_large"] = {"flop": large[0], "margin": large[1]}
     meta["tuner"].pop("graph", None)
     if graph is not None:
         meta["tuner"]["graph"] = graph

@@ -53,6 +53,19 @@ def test_f16_entries_take_an_f32_choice_only_when_it_is_clearly_faster():
         borrow_more_precise(f16, f32, Objective(), margin=0.9)
 
 
+def test_large_shapes_can_borrow_unless_the_f16_choice_is_clearly_faster():
+    big, small = 8192, 64  # (m, 64, 64): 2mnk = 6.7e7 and 5.2e5, either side of 1e7
+    f16 = [entry(big, "cublas", 100.0, 100.0), entry(small, "cublas", 3.0, 3.0)]
+    f32 = [entry(big, "cublas", 102.0, 102.0), entry(small, "cublas", 3.05, 3.05)]
+    out, borrowed = borrow_more_precise(f16, f32, Objective("kernel"), margin=1.02, large=(1e7, 0.97))
+    assert borrowed == 1 and out[0]["acc"] == "f32" and out[1] is f16[1]  # 2% slower in tuning: borrowed anyway
+    out, borrowed = borrow_more_precise(f16, [entry(big, "cublas", 104.0, 104.0)], Objective("kernel"),
+                                        large=(1e7, 0.97))
+    assert borrowed == 0 and out[0] is f16[0]  # f16 ≥ 3% faster: kept
+    with pytest.raises(ValueError):
+        borrow_more_precise(f16, f32, Objective(), large=(1e7, 0.0))
+
+
 def test_retable_merges_runs_and_borrows(tmp_path):
     from tuner.lt_arms import lt_arm
     from tuner.retable import main
