@@ -9,7 +9,8 @@ objective (tuner/objective.py) or another --min-speedup is a pure function of th
 date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
 objective used. `--state` may be given once per tuning run: the records are merged (tuner/merge.py; the first run is
 the base). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
---borrow-margin (tuner/merge.py says why that is allowed and how it is judged). `--graph-objective kernel` adds to
+--borrow-margin (tuner/merge.py says why that is allowed and how it is judged); `--borrow-large FLOP=MARGIN` gives
+the shapes above FLOP their own margin. `--graph-objective kernel` adds to
 each entry whose choice differs under that objective a `graph` choice, which calls captured into a CUDA graph run
 (no launch cost per replay: the fastest kernel is what they need; tuner/tables.py, kernels/tuned_tables.py).
 """
