@@ -34,6 +34,12 @@ from loadtest._ramp import (DRAIN_S, RampClock, generator_cpu, plan_steps, step_
 log = logging.getLogger("loadtest")
 
 
+# geventhttpclient reads a response body in recv() calls of its block size, 4 KiB by default: 128 Python-level reads
+# and parser feeds for one 512 KiB C. Measured on the CPU box against a bare asyncio server: 1.16 ms per 512 KiB
+# response with 4 KiB blocks, 0.48 ms with 256 KiB — generator time that Locust would report as service latency.
+RESPONSE_BLOCK_BYTES = 256 * 1024
+
+
 @events.init_command_line_parser.add_listener
 def _options(parser):
     group = parser.add_argument_group("HGEMM ramp")
@@ -51,6 +57,8 @@ def _options(parser):
     group.add_argument("--user-rate", type=float, default=10, env_var="LOCUST_USER_RATE",
                        help="requests/s per user: users = target / user-rate (keep 1/user-rate >= 2 x the SLO)")
     group.add_argument("--api-key", default="", env_var="LOCUST_API_KEY", help="bearer token if the service has auth")
+    group.add_argument("--response-block", type=int, default=RESPONSE_BLOCK_BYTES, env_var="LOCUST_RESPONSE_BLOCK",
+                       help="bytes per socket read of a response (geventhttpclient's own default: 4096)")
 
 
 def _auth(environment) -> dict[str, str]:
@@ -133,10 +141,6 @@ def _write_step_rows(**_):
             write_steps(f"{prefix}_steps.csv", rows)
 
 
-# geventhttpclient reads a response body in recv() calls of its block size, 4 KiB by default: 128 Python-level reads
-# and parser feeds for one 512 KiB C. Measured on the CPU box against a bare asyncio server: 1.16 ms per 512 KiB
-# response with 4 KiB blocks, 0.48 ms with 256 KiB — generator time that Locust would report as service latency.
-RESPONSE_BLOCK_BYTES = 256 * 1024
 
 
 class HgemmUser(FastHttpUser):
@@ -151,7 +155,8 @@ class HgemmUser(FastHttpUser):
         # the session's client pool makes its HTTPClient on the first request, with these arguments
         pool = getattr(self.client.client, "clientpool", None)
         if pool is not None and isinstance(getattr(pool, "client_args", None), dict):
-            pool.client_args.setdefault("block_size", RESPONSE_BLOCK_BYTES)
+            options = environment.parsed_options
+            pool.client_args.setdefault("block_size", options.response_block if options else RESPONSE_BLOCK_BYTES)
 
     @staticmethod
     def step_name(base: str) -> str:
