@@ -3,7 +3,8 @@
 #   OUT=dir GRID=tuner/grids/grid_1000.txt ACCS="fp32 fp16" STATE=dir DEADLINE=480 bash scripts/h200_eval.sh
 # Each accumulator's results live in STATE/eval_<acc> (eval_one_file.sh --resume: shapes already there are kept); a run
 # stops after DEADLINE seconds and the next call continues (with fewer GPUs than accumulators they run one after the
-# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST / ALSO_TABLES (NAME=DIR) pass through. SHUFFLE=1 measures the grid in a
+# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST / ALSO_TABLES (NAME=DIR) pass through;
+# RESUME_FROM continues a committed run. SHUFFLE=1 measures the grid in a
 # fixed pseudo-random order, so that a run cut short by DEADLINE is a fair sample of every size rather than the smallest.
 # Returns summary.txt and eval.tar.gz (results CSV/JSON and tuner.summary's tables and plots per accumulator).
 set -uo pipefail
@@ -18,6 +19,17 @@ if [ -n "${SHUFFLE:-}" ]; then
     "$GRID" > /tmp/h200_eval_grid.txt && GRID=/tmp/h200_eval_grid.txt
 fi
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
+# RESUME_FROM=dir with <acc>/results.json(.gz) + results.csv (a committed sample, e.g. benchmarks/…-s7/grid_sample):
+# its shapes seed STATE, so with the same SHUFFLE order the run measures only the rest of the grid
+if [ -n "${RESUME_FROM:-}" ]; then
+  for acc in $ACCS; do
+    [ -f "$STATE/eval_$acc/results.json" ] && continue
+    mkdir -p "$STATE/eval_$acc"
+    if [ -f "$RESUME_FROM/$acc/results.json.gz" ]; then gunzip -c "$RESUME_FROM/$acc/results.json.gz" > "$STATE/eval_$acc/results.json"
+    else cp "$RESUME_FROM/$acc/results.json" "$STATE/eval_$acc/"; fi
+    cp "$RESUME_FROM/$acc/results.csv" "$STATE/eval_$acc/"
+  done
+fi
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 slot=0
 for acc in $ACCS; do
