@@ -67,6 +67,9 @@ class Metrics:
                            registry=r, multiprocess_mode="livemin")
         self.backend_info = Gauge("hgemm_backend_info", "the serving backend", ["backend", "device"], registry=r,
                                   multiprocess_mode="livemax")
+        self.workers = Gauge("hgemm_workers", "server processes serving (each sets 1; HGEMM_WORKERS)", registry=r,
+                             multiprocess_mode="livesum")
+        self.workers.set(1)
         self._collectors: list = []  # read at scrape time (NVML, the fast path)
         self._children: dict[tuple, object] = {}
         for reason in fallback_reasons():

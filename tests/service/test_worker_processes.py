@@ -138,7 +138,7 @@ def test_two_worker_processes_share_operands_and_metrics(tmp_path, rng):
         assert len(pids) == 2, pids  # both workers counted requests
         text = httpx.get(url + "/metrics").text
         assert metric(text, "hgemm_requests_total", endpoint="/v1/hgemm", status="200") == requests
-        assert metric(text, "hgemm_ready") == 1.0
+        assert metric(text, "hgemm_ready") == 1.0 and metric(text, "hgemm_workers") == 2.0
         listing = httpx.get(url + "/v1/operands", headers={"connection": "close"}).json()
         assert [o["id"] for o in listing["operands"]] == [op]
 
