@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .workers import multiprocess_metrics
+from .workers import forget_dead_workers, multiprocess_metrics
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,7 @@ class Metrics:
             return generate_latest(self.registry), CONTENT_TYPE_LATEST
         # every worker's metric files, summed; the scrape-time collectors as this worker reads them (NVML sees the
         # whole GPU; the fast-path counts are this worker's)
+        forget_dead_workers()
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
         for collector in self._collectors:

@@ -34,6 +34,34 @@ def multiprocess_metrics() -> bool:
     return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 
 
+def forget_dead_workers() -> None:
+    """A worker that died without stopping (killed, crashed: uvicorn starts another) never marked itself dead, so its
+    live gauges (in flight, queue depth, ready, workers) would count forever. Called at scrape time."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        return
+    from prometheus_client import multiprocess
+
+    pids = set()
+    for path in Path(directory).glob("gauge_live*_*.db"):
+        tail = path.stem.rsplit("_", 1)[1]
+        if tail.isdigit():
+            pids.add(int(tail))
+    for pid in pids:
+        if not _alive(pid):
+            multiprocess.mark_process_dead(pid, directory)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
 def worker_exit() -> None:
     """A stopping worker's live gauges (in-flight, queue depth, ready) must stop counting."""
     if multiprocess_metrics():

@@ -134,7 +134,7 @@ def test_two_worker_processes_share_operands_and_metrics(tmp_path, rng):
                            headers={"content-type": "application/octet-stream", "connection": "close"})
             assert r.status_code == 200, r.text
             assert_close(np.frombuffer(r.content, dtype="<f2").reshape(m, n), reference(a, w, "col"))
-        pids = {p.name.rsplit("_", 1)[1] for p in (tmp_path / "metrics").glob("counter_*.db")}
+        pids = {p.stem.rsplit("_", 1)[1] for p in (tmp_path / "metrics").glob("counter_*.db")}
         assert len(pids) == 2, pids  # both workers counted requests
         text = httpx.get(url + "/metrics").text
         assert metric(text, "hgemm_requests_total", endpoint="/v1/hgemm", status="200") == requests
@@ -147,6 +147,26 @@ def test_two_worker_processes_share_operands_and_metrics(tmp_path, rng):
             r = httpx.post(url + "/v1/hgemm", params={"m": m, "operand": op}, content=fp16(rng, m, k).tobytes(),
                            headers={"content-type": "application/octet-stream", "connection": "close"})
             assert r.status_code == 404, r.text
+
+        # a worker killed outright: uvicorn starts another, and the dead one's live gauges stop counting
+        victim = int(sorted(pids)[0])
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                text = httpx.get(url + "/metrics", headers={"connection": "close"}, timeout=5).text
+                live = {int(p.stem.rsplit("_", 1)[1]) for p in (tmp_path / "metrics").glob("gauge_livesum_*.db")}
+                if victim not in live and metric(text, "hgemm_workers") == 2.0 and len(live) == 2:
+                    break
+            except (httpx.TransportError, AssertionError):
+                pass
+            time.sleep(0.5)
+        else:
+            raise AssertionError(f"the killed worker {victim} was not replaced or still counts")
+        deadline = time.monotonic() + 120  # the new worker loads its backend: ready is the minimum over workers
+        while metric(httpx.get(url + "/metrics").text, "hgemm_ready") != 1.0:
+            assert time.monotonic() < deadline, "the new worker never became ready"
+            time.sleep(0.5)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
