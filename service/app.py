@@ -208,8 +208,9 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
 
     @app.get("/health/ready", responses=_error_responses(503))
     async def ready():
-        if not state.ready:
-            return JSONResponse({"status": "not ready", "reason": state.not_ready_reason}, status_code=503,
+        ready, reason = state.health()
+        if not ready:
+            return JSONResponse({"status": "not ready", "reason": reason}, status_code=503,
                                 headers={"Retry-After": "1"})
         return {"status": "ready", "backend": state.backend.name, "device": state.backend.device}
 

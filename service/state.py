@@ -19,7 +19,7 @@ from .operand_store import SharedOperandStore
 from .operands import OperandRegistry
 from .settings import Settings
 from .untuned import UNTUNED_REASON, UntunedShapes
-from .workers import worker_exit
+from .workers import Readiness, worker_exit
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class ServiceState:
                                         SharedOperandStore(shared / "operands") if shared else None,
                                         loader=self.backend.resident)
         self.untuned = UntunedShapes(shared_dir=shared / "untuned" if shared else None)
+        self.readiness = Readiness(shared, settings.workers)
         self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
                                max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
                                timeout_s=settings.request_timeout_s, observers=[self.metrics],
@@ -58,6 +59,7 @@ class ServiceState:
 
     async def stop(self) -> None:
         self.ready = False
+        self.readiness.mark(False)
         self.metrics.ready.set(0)
         if self._loader is not None:
             await asyncio.gather(self._loader, return_exceptions=True)
@@ -86,6 +88,7 @@ class ServiceState:
         gc.freeze()
         self.ready = True
         self.not_ready_reason = ""
+        self.readiness.mark(True)
         self.metrics.ready.set(1)
         log.info("ready: backend %s on %s", self.backend.name, self.backend.device)
 
@@ -105,6 +108,15 @@ class ServiceState:
                     if result.selection.fallback == UNTUNED_REASON and result.gemm is not None:
                         self.untuned.add(*result.gemm, job.b_layout, job.acc)
         return results
+
+    def health(self) -> tuple[bool, str]:
+        """(ready, why not) for /health/ready: this worker, and with several workers all of them."""
+        if not self.ready:
+            return False, self.not_ready_reason
+        waiting = self.readiness.others_waiting()
+        if waiting:
+            return False, f"{waiting} of {self.settings.workers} worker processes not ready yet"
+        return True, ""
 
     def sync_operand_gauges(self) -> None:
         self.metrics.resident_operands.set(len(self.registry))

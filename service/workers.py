@@ -6,6 +6,7 @@ loop, batcher and CUDA context. What they must agree on lives in one shared dire
   operands/   resident operands (service/operand_store.py): registered on one worker, used on any
   metrics/    prometheus_client's multiprocess files (PROMETHEUS_MULTIPROC_DIR): /metrics on any worker sums them all
   untuned/    each worker's untuned-shape counts (service/untuned.py), merged by GET /v1/kernels/untuned
+  ready/      one file per ready worker: /health/ready says ready only when all of them are
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PARTS = ("operands", "metrics", "untuned")
+PARTS = ("operands", "metrics", "untuned", "ready")
 
 
 def prepare(shared_dir: str = "") -> Path:
@@ -60,6 +61,33 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # someone else's process: alive
         return True
     return True
+
+
+class Readiness:
+    """Whether every worker is ready, not just the one a health probe reaches: a load balancer or a load test that
+    starts on the first 200 would otherwise send requests to workers still loading (503)."""
+
+    def __init__(self, shared_dir: Path | None, workers: int):
+        self.directory = shared_dir / "ready" if shared_dir else None
+        self.workers = workers
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+
+    def mark(self, ready: bool) -> None:
+        if self.directory is None:
+            return
+        marker = self.directory / str(os.getpid())
+        if ready:
+            marker.touch()
+        else:
+            marker.unlink(missing_ok=True)
+
+    def others_waiting(self) -> int:
+        """How many of the configured workers are not (yet) ready; 0 without a shared folder."""
+        if self.directory is None:
+            return 0
+        ready = sum(1 for path in self.directory.iterdir() if path.name.isdigit() and _alive(int(path.name)))
+        return max(0, self.workers - ready)
 
 
 def worker_exit() -> None:

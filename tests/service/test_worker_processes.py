@@ -88,6 +88,20 @@ def test_untuned_counts_are_summed_over_workers(tmp_path):
     assert two.grid("f32", "col") == "100_200_300\n"
 
 
+def test_health_says_ready_only_when_every_worker_is(tmp_path):
+    from service.workers import Readiness
+
+    first, second = Readiness(tmp_path, 2), Readiness(tmp_path, 2)
+    assert first.others_waiting() == 2
+    first.mark(True)  # both objects live in this process: one marker (this pid) counts once
+    assert second.others_waiting() == 1
+    (tmp_path / "ready" / "999999999").touch()  # a worker that died without unmarking: not counted
+    assert first.others_waiting() == 1
+    first.mark(False)
+    assert first.others_waiting() == 2
+    assert Readiness(None, 4).others_waiting() == 0  # one process, no shared folder: nothing to wait for
+
+
 def wait_ready(process, url, seconds=180):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
