@@ -22,6 +22,7 @@ from tuner.shapes import BUCKETS, bucket_of, parse_mnk
 from tuner.timing import TIMINGS
 
 ALL = "all"
+FLOOR = 0.97  # issue 4's goal: no shape below this speedup
 
 
 def geomean(values) -> float:
@@ -82,7 +83,8 @@ def by_bucket(rows: list[dict]) -> dict:
         groups[(r["timing"], r["baseline"], ALL)].append(r["speedup"])
     out: dict = defaultdict(lambda: defaultdict(dict))
     for (t, b, bucket), values in groups.items():
-        out[t][b][bucket] = {"geomean": geomean(values), "n": len(values), "min": min(values)}
+        out[t][b][bucket] = {"geomean": geomean(values), "n": len(values), "min": min(values),
+                             "below_floor": sum(1 for v in values if v < FLOOR)}
     return {t: dict(v) for t, v in out.items()}
 
 
@@ -100,6 +102,13 @@ def format_summary(table: dict) -> str:
         lines.append("|---|" + "---|" * len(names))
         for b, cells in per_baseline.items():
             row = [f"{cells[x]['geomean']:.3f}x (n={cells[x]['n']})" if x in cells else "-" for x in names]
+            lines.append(f"| {b} | " + " | ".join(row) + " |")
+        lines.append("")
+        lines.append(f"## shapes where ours is below {FLOOR}x, {t} timing")
+        lines.append("| baseline | " + " | ".join(names) + " |")
+        lines.append("|---|" + "---|" * len(names))
+        for b, cells in per_baseline.items():
+            row = [f"{cells[x]['below_floor']} of {cells[x]['n']}" if x in cells else "-" for x in names]
             lines.append(f"| {b} | " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)

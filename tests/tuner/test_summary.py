@@ -55,6 +55,9 @@ def test_geomean_by_bucket_from_written_results(tmp_path):
     assert c["all"]["geomean"] == pytest.approx(k["all"]["geomean"] / 2)
     worst = summary.worst(rows, "kernel", "torch.matmul", 2)
     assert [w["mnk"] for w in worst] == [big1.mnk, mid.mnk]
+    assert [k[x]["below_floor"] for x in ("<1e9", "1e9-1e11", ">1e11", "all")] == [0, 0, 1, 1]  # big1 at 0.5x
+    assert c["all"]["below_floor"] == 2  # halved: 1.5x -> 0.75x joins 0.5x -> 0.25x
+    assert "| torch.matmul | 0 of 2 | 0 of 1 | 1 of 2 | 1 of 5 |" in summary.format_summary(table)
 
 
 def test_cli_writes_summary_and_plots(tmp_path):
