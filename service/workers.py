@@ -1,4 +1,4 @@
-"""Several server processes on one port (HGEMM_WORKERS > 1). One Python process tops out at ~2000 resident GEMM
+"""Several server processes on one port (HGEMM_WORKERS > 1). One Python process tops out at ~1850 resident GEMM
 requests/s on the H200 host: its event loop and its batch thread take turns on one GIL (session 7: a shorter switch
 interval only made it worse). uvicorn's supervisor starts N workers on one listening socket, each with its own event
 loop, batcher and CUDA context. What they must agree on lives in one shared directory (HGEMM_SHARED_DIR):
