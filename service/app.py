@@ -199,8 +199,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
             if acc is None or b_layout is None:
                 raise invalid("format=grid lists one tuning job's shapes: give acc and b_layout")
             return Response(state.untuned.grid(acc, b_layout, limit), media_type="text/plain")
-        return {"shapes": state.untuned.top(acc, b_layout, limit), "tracked": len(state.untuned),
-                "capacity": state.untuned.capacity, "overflow_requests": state.untuned.total_overflow}
+        return state.untuned.report(acc, b_layout, limit)
 
     @app.get("/health/live")
     async def live():

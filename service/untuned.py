@@ -70,19 +70,24 @@ class UntunedShapes:
     def __len__(self) -> int:
         return len(self._all_counts()[0])
 
-    @property
-    def total_overflow(self) -> int:
-        return self._all_counts()[1]
-
     def top(self, acc: str | None = None, b_layout: str | None = None, limit: int | None = None) -> list[dict]:
         """Most requested first (ties: smaller shapes first), optionally for one accumulator / layout."""
-        items = list(self._all_counts()[0].items())
-        items = [(key, count) for key, count in items
-                 if (acc is None or key[4] == acc) and (b_layout is None or key[3] == b_layout)]
-        items.sort(key=lambda item: (-item[1], item[0][0] * item[0][1] * item[0][2], item[0]))
-        return [{"m": m, "n": n, "k": k, "b_layout": layout, "acc": a, "requests": count}
-                for (m, n, k, layout, a), count in items[:limit]]
+        return _ranked(self._all_counts()[0], acc, b_layout, limit)
+
+    def report(self, acc: str | None = None, b_layout: str | None = None, limit: int | None = None) -> dict:
+        """GET /v1/kernels/untuned: the ranking and the totals, from one read of the other workers' counts."""
+        counts, overflow = self._all_counts()
+        return {"shapes": _ranked(counts, acc, b_layout, limit), "tracked": len(counts), "capacity": self.capacity,
+                "overflow_requests": overflow}
 
     def grid(self, acc: str, b_layout: str, limit: int | None = None) -> str:
         """The `M_N_K` lines of one accumulator and layout, most requested first: a `tuner.tune --grid` file."""
         return "".join(f"{s['m']}_{s['n']}_{s['k']}\n" for s in self.top(acc, b_layout, limit))
+
+
+def _ranked(counts: dict, acc: str | None, b_layout: str | None, limit: int | None) -> list[dict]:
+    items = [(key, count) for key, count in counts.items()
+             if (acc is None or key[4] == acc) and (b_layout is None or key[3] == b_layout)]
+    items.sort(key=lambda item: (-item[1], item[0][0] * item[0][1] * item[0][2], item[0]))
+    return [{"m": m, "n": n, "k": k, "b_layout": layout, "acc": a, "requests": count}
+            for (m, n, k, layout, a), count in items[:limit]]

@@ -95,22 +95,19 @@ def worst(rows: list[dict], timing: str, baseline: str, n: int = 10) -> list[dic
 
 def format_summary(table: dict) -> str:
     names = [name for name, _, _ in BUCKETS] + [ALL]
+
+    def section(title: str, per_baseline: dict, cell) -> list[str]:
+        lines = [title, "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        for b, cells in per_baseline.items():
+            lines.append(f"| {b} | " + " | ".join(cell(cells[x]) if x in cells else "-" for x in names) + " |")
+        return lines + [""]
+
     lines = []
     for t, per_baseline in table.items():
-        lines.append(f"## geomean speedup of ours, {t} timing")
-        lines.append("| baseline | " + " | ".join(names) + " |")
-        lines.append("|---|" + "---|" * len(names))
-        for b, cells in per_baseline.items():
-            row = [f"{cells[x]['geomean']:.3f}x (n={cells[x]['n']})" if x in cells else "-" for x in names]
-            lines.append(f"| {b} | " + " | ".join(row) + " |")
-        lines.append("")
-        lines.append(f"## shapes where ours is below {FLOOR}x, {t} timing")
-        lines.append("| baseline | " + " | ".join(names) + " |")
-        lines.append("|---|" + "---|" * len(names))
-        for b, cells in per_baseline.items():
-            row = [f"{cells[x]['below_floor']} of {cells[x]['n']}" if x in cells else "-" for x in names]
-            lines.append(f"| {b} | " + " | ".join(row) + " |")
-        lines.append("")
+        lines += section(f"## geomean speedup of ours, {t} timing", per_baseline,
+                         lambda c: f"{c['geomean']:.3f}x (n={c['n']})")
+        lines += section(f"## shapes where ours is below {FLOOR}x, {t} timing", per_baseline,
+                         lambda c: f"{c['below_floor']} of {c['n']}")
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from contextlib import asynccontextmanager
 
 import httpx
@@ -12,6 +13,20 @@ from service import Settings, create_app
 from service.backends import CpuBackend
 
 TOLERANCE = {"f32": 2e-3, "f16": 2e-2}  # relative Frobenius error against float64
+
+
+def wait_ready(process, url: str, seconds: float = 180) -> None:
+    """Until a `python -m service` subprocess answers /health/ready with 200; fails if it exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read()
+        try:
+            if httpx.get(url + "/health/ready", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("python -m service never became ready")
 
 
 def run(coro):

@@ -7,14 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
 
-from service_helpers import assert_close, fp16, reference
+from service_helpers import assert_close, fp16, reference, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "service.md"
@@ -46,17 +45,7 @@ def server():
                                stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert process.poll() is None, process.stdout.read()
-            try:
-                if httpx.get(url + "/health/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("python -m service never became ready")
+        wait_ready(process, url, 120)
         yield process, url
     finally:
         if process.poll() is None:

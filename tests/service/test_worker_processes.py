@@ -16,7 +16,7 @@ from service.errors import ApiError
 from service.operand_store import SharedOperandStore
 from service.operands import OperandRegistry
 from service.untuned import UntunedShapes
-from service_helpers import assert_close, fp16, reference
+from service_helpers import assert_close, fp16, reference, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,19 +100,6 @@ def test_health_says_ready_only_when_every_worker_is(tmp_path):
     first.mark(False)
     assert first.others_waiting() == 2
     assert Readiness(None, 4).others_waiting() == 0  # one process, no shared folder: nothing to wait for
-
-
-def wait_ready(process, url, seconds=180):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stdout.read()
-        try:
-            if httpx.get(url + "/health/ready", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("python -m service never became ready")
 
 
 def metric(text: str, name: str, **labels) -> float:
