@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 TICK_S = 1.0    # Locust calls LoadTestShape.tick() about once a second: a new step's users start up to 1 s late
@@ -51,20 +52,32 @@ class Step:
 
 
 def plan_steps(start_qps: float, stop_qps: float, step_qps: float, step_s: float, user_rate: float,
-               warmup_s: float) -> list[Step]:
-    """Targets start, start+step, ... up to stop (inclusive); each rounded up to a whole number of users."""
-    if min(start_qps, step_qps, step_s, user_rate) <= 0 or stop_qps < start_qps:
-        raise ValueError(f"bad ramp: start={start_qps} stop={stop_qps} step={step_qps} duration={step_s} "
-                         f"user_rate={user_rate}")
+               warmup_s: float, targets: Sequence[float] = ()) -> list[Step]:
+    """Targets start, start+step, ... up to stop (inclusive), or the given `targets` in order (to hit chosen points,
+    e.g. 50, 500 and 2000 QPS, in one ramp); each rounded up to a whole number of users."""
+    if not targets:
+        if min(start_qps, step_qps) <= 0 or stop_qps < start_qps:
+            raise ValueError(f"bad ramp: start={start_qps} stop={stop_qps} step={step_qps}")
+        count = int(math.floor((stop_qps - start_qps) / step_qps + 1e-9)) + 1
+        targets = [start_qps + index * step_qps for index in range(count)]
+    if min(targets) <= 0 or min(step_s, user_rate) <= 0:
+        raise ValueError(f"bad ramp: targets={list(targets)} duration={step_s} user_rate={user_rate}")
     if not TICK_S + SPAWN_S <= warmup_s < step_s - TICK_S:
         raise ValueError(f"warm-up {warmup_s} s: it must cover the shape's tick and the spawn "
                          f"(>= {TICK_S + SPAWN_S:g} s) and leave a measurement window in a {step_s} s step")
-    count = int(math.floor((stop_qps - start_qps) / step_qps + 1e-9)) + 1
     steps = []
-    for index in range(count):
-        users = math.ceil((start_qps + index * step_qps) / user_rate - 1e-9)
+    for index, target in enumerate(targets):
+        users = math.ceil(target / user_rate - 1e-9)
         steps.append(Step(index, users * user_rate, users, index * step_s, (index + 1) * step_s, warmup_s))
     return steps
+
+
+def parse_targets(text: str) -> list[float]:
+    """"50,500,2000" -> [50.0, 500.0, 2000.0]; "" -> [] (the start/stop/step ramp)."""
+    try:
+        return [float(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise ValueError(f"bad ramp targets {text!r}: want comma-separated QPS, e.g. 50,500,2000") from None
 
 
 def step_at(steps: list[Step], run_time: float) -> Step | None:

@@ -28,8 +28,8 @@ from locust.user.wait_time import constant_throughput
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `loadtest.*` helpers, wherever locust runs from
 from loadtest._payloads import (LLM_WEIGHTS, MixedShapes, binary_body, binary_query, operand_request,  # noqa: E402
                                 parse_shape, small_json_body)
-from loadtest._ramp import (DRAIN_S, RampClock, generator_cpu, plan_steps, step_at, step_rows,  # noqa: E402
-                            write_steps)
+from loadtest._ramp import (DRAIN_S, RampClock, generator_cpu, parse_targets, plan_steps, step_at,  # noqa: E402
+                            step_rows, write_steps)
 
 log = logging.getLogger("loadtest")
 
@@ -50,6 +50,8 @@ def _options(parser):
     group.add_argument("--ramp-start", type=float, default=50, env_var="LOCUST_RAMP_START", help="first target QPS")
     group.add_argument("--ramp-stop", type=float, default=500, env_var="LOCUST_RAMP_STOP", help="last target QPS")
     group.add_argument("--ramp-step", type=float, default=50, env_var="LOCUST_RAMP_STEP", help="QPS added per step")
+    group.add_argument("--ramp-targets", default="", env_var="LOCUST_RAMP_TARGETS",
+                       help="comma-separated target QPS per step (e.g. 50,500,1000,2000); overrides start/stop/step")
     group.add_argument("--step-duration", type=float, default=30, env_var="LOCUST_STEP_DURATION",
                        help="seconds per step")
     group.add_argument("--step-warmup", type=float, default=5, env_var="LOCUST_STEP_WARMUP",
@@ -103,7 +105,7 @@ def _cleanup(environment, **_):
 
 def _plan(options):
     return plan_steps(options.ramp_start, options.ramp_stop, options.ramp_step, options.step_duration,
-                      options.user_rate, options.step_warmup)
+                      options.user_rate, options.step_warmup, parse_targets(options.ramp_targets))
 
 
 _clock = RampClock()   # this process's ramp time: names every request after its step

@@ -5,8 +5,8 @@
 #   loadtest/run_ramp.sh HOST SCENARIO [OUT_DIR] [-- extra locust options]
 #   loadtest/run_ramp.sh http://127.0.0.1:8000 resident out/h200 -- --processes 4
 #
-# Ramp knobs come from the environment (defaults in loadtest/locustfile.py): LOCUST_RAMP_START (50),
-# LOCUST_RAMP_STOP (500), LOCUST_RAMP_STEP (50), LOCUST_STEP_DURATION (30 s), LOCUST_STEP_WARMUP (5 s),
+# Ramp knobs come from the environment (defaults in loadtest/locustfile.py): LOCUST_RAMP_START (50), LOCUST_RAMP_STOP
+# (500), LOCUST_RAMP_STEP (50) or LOCUST_RAMP_TARGETS (a QPS list), LOCUST_STEP_DURATION (30 s), LOCUST_STEP_WARMUP (5 s),
 # LOCUST_USER_RATE (10 req/s per user), LOCUST_SHAPE (64x4096x64), LOCUST_API_KEY; LOCUST=path/to/locust,
 # PYTHON=path/to/python. Writes OUT_DIR/SCENARIO_{stats,stats_history,failures,exceptions,steps}.csv and
 # OUT_DIR/SCENARIO_report.{md,json,png}. Exit status: the report's (0 = SLO held; see loadtest/report.py).

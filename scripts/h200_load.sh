@@ -2,7 +2,8 @@
 # Load runs on the H200 host (device tool), from the repo root:  OUT=dir bash scripts/h200_load.sh [SCENARIO]
 # The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
 # (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request);
-# RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil batched_workers naive (default: batched
+# RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil batched_workers unbatched_workers naive
+# (default: batched
 # unbatched naive).
 # Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
 set -uo pipefail
@@ -12,6 +13,7 @@ W=/tmp/h200_load; rm -rf $W; mkdir -p $W
 source scripts/device_env.sh
 export PYTHON=${PYTHON:-python3} LOCUST=${LOCUST:-/tmp/site/bin/locust}
 export LOCUST_RAMP_START=${RAMP_START:-50} LOCUST_RAMP_STEP=${RAMP_STEP:-450} LOCUST_RAMP_STOP=${RAMP_STOP:-3200}
+export LOCUST_RAMP_TARGETS=${RAMP_TARGETS:-}   # e.g. 50,500,1000,1500,2000,2500,3000: overrides start/stop/step
 export LOCUST_STEP_DURATION=${STEP_S:-8} LOCUST_STEP_WARMUP=${WARMUP_S:-2} LOCUST_USER_RATE=${USER_RATE:-10}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/summary.txt"
 run() {  # name port command...
@@ -49,5 +51,8 @@ want unbatched_gil && run unbatched_gil 8004 env HGEMM_BACKEND=${BACKEND:-gpu} H
 # several worker processes on the one port (service/workers.py): WORKERS_N of them
 want batched_workers && run batched_workers 8006 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8006 \
   HGEMM_WORKERS=${WORKERS_N:-2} python3 -m service
+# batching off with the same worker processes: what batching buys at equal parallelism
+want unbatched_workers && run unbatched_workers 8007 env HGEMM_BACKEND=${BACKEND:-gpu} HGEMM_PORT=8007 \
+  HGEMM_WORKERS=${WORKERS_N:-2} HGEMM_MAX_BATCH_SIZE=1 python3 -m service
 want naive && run naive 8002 python3 -m loadtest.naive_server --port 8002
 cat "$OUT/summary.txt" | grep -vE "^\s*$" | tail -60

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from loadtest import report
-from loadtest._ramp import (STEP_COLUMNS, RampClock, StepStats, plan_steps, read_steps, request_name, step_at,
-                            write_steps)
+from loadtest._ramp import (STEP_COLUMNS, RampClock, StepStats, parse_targets, plan_steps, read_steps, request_name,
+                            step_at, write_steps)
 
 from .conftest import REPO
 
@@ -54,6 +54,17 @@ def test_plan_rejects_impossible_ramps(bad):
     args = dict(start_qps=50, stop_qps=500, step_qps=50, step_s=30, user_rate=10, warmup_s=5) | bad
     with pytest.raises(ValueError):
         plan_steps(**args)
+
+
+def test_plan_from_a_target_list_hits_the_chosen_points_in_order():
+    steps = plan_steps(50, 500, 50, 6, 10, 2, targets=parse_targets("50, 500,2000,2500"))
+    assert [s.target_qps for s in steps] == [50, 500, 2000, 2500] and [s.users for s in steps] == [5, 50, 200, 250]
+    assert [s.start_s for s in steps] == [0, 6, 12, 18]
+    assert parse_targets("") == []
+    with pytest.raises(ValueError):
+        parse_targets("50,fast")
+    with pytest.raises(ValueError):
+        plan_steps(50, 500, 50, 6, 10, 2, targets=[500, 0])
 
 
 def test_requests_are_named_after_the_step_they_are_sent_in():
