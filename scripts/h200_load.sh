@@ -3,8 +3,7 @@
 # The same Locust target-rate ramp (resident 64x4096x64 by default) against, in one session: the service with batching
 # (max batch 8), the service without batching (max batch 1), and the naive baseline (FastAPI + torch.matmul/request);
 # RUNS picks among batched batched_delay unbatched batched_gil unbatched_gil batched_workers unbatched_workers naive
-# (default: batched
-# unbatched naive).
+# (default: batched unbatched naive).
 # Returns summary.txt and one load_<name>.tar.gz per run (Locust CSVs, the report .md/.json/.png).
 set -uo pipefail
 SCENARIO=${1:-resident}

@@ -58,3 +58,12 @@ def test_graph_choices_differ_from_the_eager_ones_and_are_counted(tables):
         assert len(graph) == table.meta["tuner"]["graph"]["alternatives"]
         assert all((e.kernel, e.config, e.runtime, e.acc) != (e.graph.kernel, e.graph.config, e.graph.runtime,
                                                                e.graph.acc) for e in graph)
+
+
+@pytest.mark.parametrize("acc", ["f32", "f16"])
+def test_the_committed_tables_rebuild_byte_for_byte_from_the_records(acc, tmp_path, capsys):
+    from tuner.committed_tables import main, table_path
+    assert main(["--out-dir", str(tmp_path), "--acc", acc]) == 0
+    capsys.readouterr()
+    assert table_path(acc, tmp_path).read_bytes() == table_path(acc).read_bytes(), (
+        f"kernels/tables/sm90_{acc}.json is not what tuner/committed_tables.py builds from the records")

@@ -1,0 +1,53 @@
+"""How the committed tables in kernels/tables/ are made from the tuning records under benchmarks/: the one retable
+command per accumulator, kept as data so that `python -m tuner.committed_tables` rebuilds them and a CPU test checks
+that they still rebuild byte for byte (a hand edit, or a record moved, fails CI rather than going unnoticed).
+
+    python -m tuner.committed_tables                     # rewrite kernels/tables/sm90_{f32,f16}.json
+    python -m tuner.committed_tables --out-dir /tmp/t    # build elsewhere (meta taken from the committed files)
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TABLES = REPO / "kernels" / "tables"
+
+# Tuning runs merged in this order (the first is the base): sessions 3 and 2 (the grid), 5 (PDL twins), 6 (34 more
+# twins), 7 (pdl_mid on 1e9-1e11 FLOP). Each folder holds finished_<acc>_<layout>.jsonl(.gz).
+RECORDS = ("benchmarks/h200-2026-11-30-s3/tune", "benchmarks/h200-2026-11-30-s2/tune",
+           "benchmarks/h200-2026-12-01-s5/tune_pdl", "benchmarks/h200-2026-12-01-s6/tune_pdl34",
+           "benchmarks/h200-2026-12-01-s7/tune_pdl_mid")
+# Eager calls: host + kernel time, PDL twins costed as lone calls, never below 0.8x of the best kernel; calls captured
+# into a CUDA graph: kernel time alone (docs/dispatch.md).
+COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph-objective", "kernel")
+# f16 may take a faster fp32-accumulating choice (more precise, so always allowed); above 1e11 FLOP unless its own
+# is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
+EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
+
+
+def table_path(acc: str, directory: Path = TABLES) -> Path:
+    return Path(directory) / f"sm90_{acc}.json"
+
+
+def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
+    states = [arg for record in RECORDS for arg in ("--state", str(REPO / record))]
+    return [*states, "--acc", acc, *COMMON, *EXTRA[acc], "--meta-from", str(table_path(acc)),
+            "--out", str(table_path(acc, out_dir))]
+
+
+def main(argv=None) -> int:
+    from tuner import retable
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out-dir", type=Path, default=TABLES)
+    p.add_argument("--acc", choices=tuple(EXTRA), action="append", help="default: both")
+    args = p.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for acc in args.acc or EXTRA:
+        if rc := retable.main(retable_argv(acc, args.out_dir)):
+            return rc
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
