@@ -1,0 +1,130 @@
+"""tuner.confirm: table choices replaced by our own arms that the grid benchmark timed clearly faster."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from kernels.tuned_tables import load_tables
+from tuner.confirm import Run, confirm, main
+
+SM90 = {"family": "sm90", "acc": "f32", "b_layout": "col", "tile": [128, 128, 64], "cluster": [1, 1],
+        "warp": [0, 0, 0], "stages": 0, "schedule": "pingpong", "scheduler": "persistent", "alignment": 8}
+SM90_NAME = "sm90_f32_col_t128x128x64_c1x1_sauto_pp_pers_a8"
+KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
+CUBLAS = {"kernel": "cublas", "config": {"kind": "gemmex_tn"}, "runtime": KNOBS}
+
+
+def sm90_entry(m=4096, n=4096, k=128, acc=None, **extra):
+    config = dict(SM90, acc=acc or "f32")
+    name = SM90_NAME.replace("f32", config["acc"])
+    return {"m": m, "n": n, "k": k, "b_layout": "col", "kernel": name, "config": config,
+            "runtime": {"raster": 2, "swizzle": 1, "splits": 0}, "us": 50.0, "cublas_us": 55.0, **extra}
+
+
+def result(kernel_us, call_us, ok=True, **info):
+    return {"ok": ok, "kernel_us": kernel_us, "call_us": call_us, "info": info}
+
+
+def run(acc, entries, shapes):
+    """shapes: mnk -> {competitor: result}"""
+    return Run(acc, shapes, {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in entries})
+
+
+def test_an_arm_faster_both_ways_replaces_the_entry_for_both_roles_with_its_kernel_time():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(90, 110)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert {k: new[k] for k in ("kernel", "config", "runtime")} == CUBLAS
+    assert new["us"] == 90 and new["cublas_us"] == 55 and "graph" not in new and "acc" not in new
+    assert counts["graph"] == counts["eager"] == 1
+
+
+def test_faster_kernel_only_changes_the_graph_choice_and_keeps_the_eager_one():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(90, 119)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == SM90_NAME and new["us"] == 50
+    assert new["graph"] == {**CUBLAS, "us": 90}
+    assert (counts["graph"], counts["eager"]) == (1, 0)
+
+
+def test_within_the_margin_or_failed_or_not_ours_nothing_changes():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(80, 90),  # torch is not an arm
+                                "cuBLAS-tn": result(98, 117.5),                           # 2%: noise
+                                "cuBLASLt-auto-tuning-tn": result(50, 60, ok=False, algo_index=3)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and counts["graph"] == counts["eager"] == 0
+
+
+def test_the_autotuned_cublaslt_baseline_becomes_its_algorithm():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLASLt-auto-tuning-tn": result(80, 100, algo_index=5, top_n=32)}}
+    (new,), _ = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == "cublaslt" and new["config"] == {"kind": "lt_algo", "algo_index": 5}
+
+
+def test_per_call_a_pick_must_not_be_slower_kernel_only():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(103, 100)}}   # faster per call, slower kernel: noise or host
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and counts["eager"] == 0
+
+
+def test_f16_takes_an_f32_run_arm_on_the_scale_of_torch_matmul():
+    f16 = sm90_entry(acc="f16")
+    f32 = sm90_entry()
+    own = run("f16", [f16], {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(90, 110),
+                                               "cuBLAS-tn": result(130, 150)}})
+    # the f32 run ran hotter: torch.matmul took twice as long there, so its ours (160 µs) counts as 72 µs here
+    other = run("f32", [f32], {"4096_4096_128": {"ours": result(160, 200), "torch.matmul": result(200, 220),
+                                                 "cuBLAS-tn": result(190, 215)}})
+    (new,), counts = confirm([f16], "f16", [own, other])
+    assert new["kernel"] == SM90_NAME and new["acc"] == "f32"
+    assert new["us"] == pytest.approx(160 * 90 / 200)
+    assert counts["graph"] == counts["eager"] == 1 and "graph" not in new
+
+
+def test_an_entry_changed_since_the_benchmark_is_left_alone():
+    measured = sm90_entry()
+    now = sm90_entry(us=40.0)
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(50, 60)}}
+    (new,), counts = confirm([now], "f32", [run("f32", [measured], shapes)])
+    assert new == now and counts["changed_since_benchmark"] == 1
+
+
+def test_runs_must_start_with_the_tables_own_accumulator():
+    entry = sm90_entry()
+    with pytest.raises(ValueError):
+        confirm([entry], "f16", [run("f32", [entry], {})])
+    with pytest.raises(ValueError):
+        confirm([entry], "f32", [run("f32", [entry], {})], margin=1.2)
+
+
+def test_cli_writes_a_table_the_dispatcher_loads(tmp_path):
+    entries = [sm90_entry(), sm90_entry(m=64, n=64, k=64)]
+    meta = {"arch": "sm90", "acc": "f32", "gpu": "H200", "date": "2026-12-01", "commit": "x", "driver": "580",
+            "cuda": "13.0", "torch": "2.11"}
+    table = {"meta": meta, "entries": entries}
+    (tmp_path / "in.json").write_text(json.dumps(table))
+    with gzip.open(tmp_path / "measured.json.gz", "wt") as f:
+        json.dump(table, f)
+    shapes = [{"mnk": "4096_4096_128", "competitors": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                                       "cuBLAS-tn": result(90, 119)}}]
+    (tmp_path / "results.json").write_text(json.dumps({"meta": {"b_layout": "col"}, "shapes": shapes}))
+    out = tmp_path / "out" / "sm90_f32.json"
+    assert main(["--table", str(tmp_path / "in.json"), "--out", str(out),
+                 "--run", f"f32={tmp_path / 'results.json'},{tmp_path / 'measured.json.gz'}"]) == 0
+    written = json.loads(out.read_text())
+    assert written["meta"]["confirmed"] == {"runs": ["f32"], "margin": 0.97, "graph": 1, "eager": 0,
+                                            "changed_since_benchmark": 0, "not_benchmarked": 1}
+    loaded = load_tables("sm90", out.parent)["f32"]
+    assert loaded.lookup(4096, 4096, 128, "col").graph.kernel == "cublas"
+    assert loaded.lookup(64, 64, 64, "col").kernel == SM90_NAME
