@@ -25,6 +25,8 @@ MARGIN = 0.97          # take an arm only when it ran in <= 97% of the table cho
 REFERENCE = "torch.matmul"
 ROLES = {"kernel": "graph", "call": "eager"}   # benchmark timing -> the table choice it measures
 NO_KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
+ARM_KEYS = ("kernel", "config", "runtime", "acc")
+ENTRY_ORDER = ("m", "n", "k", "b_layout", "kernel", "config", "runtime", "acc", "us", "cublas_us")
 
 
 def read_json(path: str | Path) -> dict:
@@ -48,7 +50,7 @@ def baseline_arm(name: str, info: dict) -> dict | None:
 def choice(entry: dict, role: str) -> dict:
     """An entry's arm for a role ("graph" falls back to the eager choice, as the dispatcher does)."""
     source = entry.get("graph", entry) if role == "graph" else entry
-    return {key: source[key] for key in ("kernel", "config", "runtime", "acc") if key in source}
+    return {key: source[key] for key in ARM_KEYS if key in source}
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,9 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
     for entry in entries:
         key = (entry["m"], entry["n"], entry["k"], entry["b_layout"])
         mnk = f"{entry['m']}_{entry['n']}_{entry['k']}"
-        ours = (own.results.get(mnk) or {}).get("ours")
-        if entry["b_layout"] != "col" or not ours or not ours.get("ok"):
+        measured = own.results.get(mnk) or {}
+        ours, reference = measured.get("ours"), measured.get(REFERENCE)
+        if entry["b_layout"] != "col" or not all(r and r.get("ok") for r in (ours, reference)):
             counts["not_benchmarked"] += 1
             out.append(entry)
             continue
@@ -116,7 +119,7 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             continue
         picks = {}
         for timing, role in ROLES.items():
-            found = [c for run in runs for c in candidates(mnk, role, run, own.results[mnk][REFERENCE])]
+            found = [c for run in runs for c in candidates(mnk, role, run, reference)]
             # per call, an arm must also be no slower kernel-only: single calls are noisy, and a min over several
             # arms would otherwise pick noise
             found = [c for c in found if timing == "kernel" or c[0]["kernel"] <= ours["kernel_us"]]
@@ -127,9 +130,6 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
         out.append(_with_picks(entry, acc, picks))
     return out, counts
 
-
-ENTRY_ORDER = ("m", "n", "k", "b_layout", "kernel", "config", "runtime", "acc", "us", "cublas_us")
-ARM_KEYS = ("kernel", "config", "runtime", "acc")
 
 
 def _with_picks(entry: dict, acc: str, picks: dict) -> dict:

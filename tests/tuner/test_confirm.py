@@ -128,3 +128,11 @@ def test_cli_writes_a_table_the_dispatcher_loads(tmp_path):
     loaded = load_tables("sm90", out.parent)["f32"]
     assert loaded.lookup(4096, 4096, 128, "col").graph.kernel == "cublas"
     assert loaded.lookup(64, 64, 64, "col").kernel == SM90_NAME
+
+
+def test_a_shape_without_its_reference_is_not_touched():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118, ok=False),
+                                "cuBLAS-tn": result(50, 60)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and counts["not_benchmarked"] == 1
