@@ -257,6 +257,18 @@ class Dispatcher:
         """{variant name: reason} of the variants this process no longer runs."""
         return dict(self._quarantine)
 
+    def set_tables(self, tables: dict) -> None:
+        """Serve other tuned tables from now on (acc -> TunedTable; e.g. re-read after tuning a deployment's shapes):
+        every decision is remade from them, the fast path's included. Quarantines stay: a variant that failed here
+        still failed."""
+        with self._lock:
+            self.tables = dict(tables)
+            self._graph_choices = any(entry.graph is not None for table in self.tables.values()
+                                      for entry in getattr(table, "entries", {}).values())
+            self._cache = {}
+            if self._fast is not None:
+                self._fast.clear()
+
     def clear_cache(self) -> None:
         with self._lock:
             self._cache = {}

@@ -28,6 +28,7 @@ from .metrics import RequestMetricsMiddleware, fallback_reasons
 from .schemas import HgemmRequest, HgemmResponse, OperandCreate, OperandInfo, OperandList
 from .settings import Settings
 from .state import ServiceState
+from .table_reload import TablesUnavailable
 
 JSON = "application/json"
 BINARY = "application/octet-stream"
@@ -200,6 +201,19 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
                 raise invalid("format=grid lists one tuning job's shapes: give acc and b_layout")
             return Response(state.untuned.grid(acc, b_layout, limit), media_type="text/plain")
         return state.untuned.report(acc, b_layout, limit)
+
+    @app.post("/v1/kernels/tables/reload", responses=_error_responses(401, 409, 422, 503))
+    async def reload_tables():
+        """Re-read the tuned tables (the committed ones + HGEMM_EXTRA_TABLES) and serve them from the next GEMM on,
+        in every worker process; resident operands and queued requests are kept. 422: a table does not validate
+        (the old ones stay); 409: this backend serves no tuned tables (CPU)."""
+        require_ready(state)
+        try:
+            return await asyncio.to_thread(state.table_reloads.reload_now)
+        except TablesUnavailable as error:
+            raise ApiError(409, f"tables not reloaded: {error}", reason=None) from None
+        except ValueError as error:
+            raise invalid(f"tables not reloaded, the old ones stay: {error}") from None
 
     @app.get("/health/live")
     async def live():

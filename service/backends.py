@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .jobs import Group, Job, JobResult, Selection, fuse
+from .table_reload import TablesUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,11 @@ class Backend:
 
     def info(self) -> dict:
         return {"backend": self.name, "device": self.device}
+
+    def reload_tables(self) -> dict:
+        """Re-read the tuned tables (the committed ones + HGEMM_EXTRA_TABLES) and serve them from the next GEMM on;
+        a summary of what is served now. Raises TablesUnavailable, or ValueError for tables that do not validate."""
+        raise TablesUnavailable(f"the {self.name} backend serves no tuned tables")
 
     def run_batch(self, jobs: list[Job]) -> list[JobResult | Exception]:
         groups = fuse(jobs)
@@ -200,6 +206,15 @@ class GpuBackend(Backend):
     def acc_computed(self, acc: str) -> str:
         return acc if self.dispatcher is not None else "f32"  # torch's fp16 matmul accumulates in fp32
 
+    def reload_tables(self) -> dict:
+        if self.dispatcher is None or not hasattr(self.dispatcher, "set_tables"):
+            raise TablesUnavailable(f"no kernel library loaded ({self.dispatcher_error}): cuBLAS serves every shape")
+        from kernels.tuned_tables import load_default_tables
+
+        tables = load_default_tables(self.dispatcher.arch)   # TableError (a ValueError): the old tables stay
+        self.dispatcher.set_tables(tables)
+        return _table_summary(tables)
+
     def info(self) -> dict:
         info = super().info()
         info["kernel_library"] = "loaded" if self.dispatcher is not None else f"unavailable ({self.dispatcher_error})"
@@ -279,6 +294,12 @@ class GpuBackend(Backend):
         except Exception as error:
             log.exception("gpu gemm failed")
             return error
+
+
+def _table_summary(tables: dict) -> dict:
+    """{acc: {"entries", "source"}} of the tables a dispatcher serves (source: the files, overlays included)."""
+    return {acc: {"entries": len(getattr(table, "entries", {})), "source": str(getattr(table, "source", ""))}
+            for acc, table in sorted(tables.items())}
 
 
 def make_backend(settings) -> Backend:

@@ -18,6 +18,7 @@ from .metrics import Metrics
 from .operand_store import SharedOperandStore
 from .operands import OperandRegistry
 from .settings import Settings
+from .table_reload import TableReloads
 from .untuned import UNTUNED_REASON, UntunedShapes
 from .workers import Readiness, worker_exit
 
@@ -40,6 +41,7 @@ class ServiceState:
                                         loader=self.backend.resident)
         self.untuned = UntunedShapes(shared_dir=shared / "untuned" if shared else None)
         self.readiness = Readiness(shared, settings.workers)
+        self.table_reloads = TableReloads(self.backend.reload_tables, shared, settings.workers)
         self.batcher = Batcher(self._run_batch, max_batch_size=settings.max_batch_size,
                                max_queue_delay_s=settings.max_queue_delay_s, capacity=settings.queue_capacity,
                                timeout_s=settings.request_timeout_s, observers=[self.metrics],
@@ -64,6 +66,7 @@ class ServiceState:
         if self._loader is not None:
             await asyncio.gather(self._loader, return_exceptions=True)
         await self.batcher.close()  # answers every accepted request before returning
+        self.table_reloads.stop()
         self.backend.close()
         worker_exit()
 
@@ -86,6 +89,7 @@ class ServiceState:
         # paused the server for ~200 ms under load (the P99 spikes of the CPU ramps). Freeze them out of the GC.
         gc.collect()
         gc.freeze()
+        self.table_reloads.start()  # the tables just loaded are the current generation's; follow later reloads
         self.ready = True
         self.not_ready_reason = ""
         self.readiness.mark(True)

@@ -7,6 +7,7 @@ loop, batcher and CUDA context. What they must agree on lives in one shared dire
   metrics/    prometheus_client's multiprocess files (PROMETHEUS_MULTIPROC_DIR): /metrics on any worker sums them all
   untuned/    each worker's untuned-shape counts (service/untuned.py), merged by GET /v1/kernels/untuned
   ready/      one file per ready worker: /health/ready says ready only when all of them are
+  tables/     the tuned tables' reload generation and what each worker serves (service/table_reload.py)
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PARTS = ("operands", "metrics", "untuned", "ready")
+PARTS = ("operands", "metrics", "untuned", "ready", "tables")
 
 
 def prepare(shared_dir: str = "") -> Path:
@@ -49,11 +50,11 @@ def forget_dead_workers() -> None:
         if tail.isdigit():
             pids.add(int(tail))
     for pid in pids:
-        if not _alive(pid):
+        if not alive(pid):
             multiprocess.mark_process_dead(pid, directory)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -86,7 +87,7 @@ class Readiness:
         """How many of the configured workers are not (yet) ready; 0 without a shared folder."""
         if self.directory is None:
             return 0
-        ready = sum(1 for path in self.directory.iterdir() if path.name.isdigit() and _alive(int(path.name)))
+        ready = sum(1 for path in self.directory.iterdir() if path.name.isdigit() and alive(int(path.name)))
         return max(0, self.workers - ready)
 
 

@@ -153,6 +153,17 @@ def test_an_untuned_f16_request_runs_cublas_with_f32_accumulation_unless_told_ot
         make(fallback_f16_acc="f64")
 
 
+def test_new_tables_take_over_every_cached_decision():
+    d, _, arms = make()
+    assert run_checked(d, 256, 512, 128).fallback == "no_tuned_kernel"       # decided and cached
+    d.set_tables({"f32": table("f32", entry(SM90_ROW, 256, 512, 128))})
+    sel = run_checked(d, 256, 512, 128)
+    assert (sel.kernel, sel.fallback) == (SM90_ROW.name, None)
+    d.set_tables({})
+    assert run_checked(d, 256, 512, 128).fallback == "no_tuned_kernel"
+    assert arms.calls() == 2
+
+
 def test_table_for_other_accumulator_is_not_used():
     d, _, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
     assert d.select(64, 64, 64, "row", "f16").fallback == "no_tuned_kernel"

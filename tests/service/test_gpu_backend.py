@@ -80,3 +80,31 @@ def test_app_on_the_gpu_backend(rng):
             assert "hgemm_gpu_memory_total_bytes{" in text and "hgemm_gpu_utilization_ratio{" in text
             assert 'hgemm_fastpath_calls_total{result="miss"}' in text and "hgemm_fastpath_entries " in text
     run(scenario())
+
+
+def test_gpu_backend_reloads_tables_from_hgemm_extra_tables(rng, tmp_path, monkeypatch):
+    """A deployment's own table (here one cuBLASLt entry for a shape the grid lacks) served after a reload; the
+    GEMM on it still matches float64."""
+    from kernels.tuned_tables import dump_table
+
+    backend = GpuBackend(num_streams=2)
+    backend.load()
+    if backend.dispatcher is None:
+        pytest.skip(f"kernel library unavailable: {backend.dispatcher_error}")
+    m, n, k = 40, 136, 72
+    assert backend.select(m, n, k, "col", "f32").fallback == "no_tuned_kernel"
+    dump_table({"arch": backend.dispatcher.arch, "acc": "f32", "gpu": "test"},
+               [{"m": m, "n": n, "k": k, "b_layout": "col", "kernel": "cublaslt", "config": {"algo_index": 0}}],
+               tmp_path / f"{backend.dispatcher.arch}_f32.json")
+    monkeypatch.setenv("HGEMM_EXTRA_TABLES", str(tmp_path))
+    summary = backend.reload_tables()
+    assert str(tmp_path) in summary["f32"]["source"]
+    selection = backend.select(m, n, k, "col", "f32")
+    assert (selection.kernel, selection.fallback) == ("cublaslt", None)
+    a, b = fp16(rng, m, k), fp16(rng, n, k)
+    (result,) = backend.run_batch([Job(a, b, "col", "f32")])
+    assert result.selection.kernel == "cublaslt"
+    assert_close(result.c, reference(a, b, "col"), "f32")
+    monkeypatch.delenv("HGEMM_EXTRA_TABLES")
+    backend.reload_tables()
+    assert backend.select(m, n, k, "col", "f32").fallback == "no_tuned_kernel"

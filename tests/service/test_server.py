@@ -131,7 +131,7 @@ def test_one_worker_serves_the_app_object_and_several_a_factory_with_a_shared_di
     app, kwargs = served.pop()
     assert (app, kwargs["workers"], kwargs["factory"]) == ("service.app:create_app", 3, True)
     assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path / "metrics")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics", "operands", "ready", "untuned"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics", "operands", "ready", "tables", "untuned"]
     assert not any((tmp_path / "metrics").iterdir())  # an earlier server's counts are not summed in
 
     monkeypatch.delenv("HGEMM_SHARED_DIR")
