@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from contextlib import asynccontextmanager
 from importlib import util as importlib_util
 from pathlib import Path
@@ -289,17 +290,21 @@ def _install_error_handlers(app: FastAPI, state: ServiceState) -> None:
 
 
 def _tuned_tables() -> list[dict]:
-    """Summaries of kernels/tables/*.json (Contract 3), read as data: no GPU or build needed."""
+    """Summaries of kernels/tables/*.json (Contract 3) and of the tables in each HGEMM_EXTRA_TABLES directory (they
+    overlay the committed ones; `extra: true`), read as data from disk: no GPU or build needed."""
     spec = importlib_util.find_spec("kernels")
-    if spec is None or not spec.submodule_search_locations:
-        return []
+    committed = list(spec.submodule_search_locations or []) if spec is not None else []
+    directories = [(Path(location, "tables"), False) for location in committed]
+    directories += [(Path(d.strip()), True) for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep)
+                    if d.strip()]
     summaries = []
-    for location in spec.submodule_search_locations:
-        for path in sorted(Path(location, "tables").glob("*.json")):
+    for directory, extra in directories:
+        for path in sorted(directory.glob("*.json")):
             try:
                 table = json.loads(path.read_text())
                 entries = table.get("entries", [])
-                summaries.append({"file": path.name, "meta": table.get("meta", {}), "entries": len(entries),
+                summaries.append({"file": path.name, **({"directory": str(directory), "extra": True} if extra else {}),
+                                  "meta": table.get("meta", {}), "entries": len(entries),
                                   "shapes": [{key: entry.get(key) for key in ("m", "n", "k", "b_layout", "kernel")}
                                              for entry in entries[:256]]})
             except (OSError, ValueError, AttributeError) as error:

@@ -160,3 +160,19 @@ def test_long_lived_objects_are_frozen_out_of_the_garbage_collector_once_ready()
             assert gc.get_freeze_count() > 1000
         gc.unfreeze()
     run(scenario())
+
+
+def test_kernels_lists_the_extra_tables_too(tmp_path, monkeypatch):
+    from kernels.tuned_tables import dump_table
+    dump_table({"arch": "sm90", "acc": "f16", "gpu": "test"},
+               [{"m": 40, "n": 136, "k": 72, "b_layout": "col", "kernel": "cublas"}], tmp_path / "sm90_f16.json")
+    monkeypatch.setenv("HGEMM_EXTRA_TABLES", str(tmp_path))
+
+    async def scenario():
+        async with serving() as (client, _):
+            tables = (await client.get("/v1/kernels")).json()["tables"]
+            extra = [t for t in tables if t.get("extra")]
+            assert [(t["file"], t["directory"], t["entries"]) for t in extra] == [("sm90_f16.json", str(tmp_path), 1)]
+            assert extra[0]["shapes"] == [{"m": 40, "n": 136, "k": 72, "b_layout": "col", "kernel": "cublas"}]
+            assert {t["file"] for t in tables if not t.get("extra")} == {"sm90_f32.json", "sm90_f16.json"}
+    run(scenario())
