@@ -72,6 +72,7 @@ class ServiceState:
 
     def _load(self) -> None:
         try:
+            self.table_reloads.loading()
             self.backend.load()
             self.metrics.backend_info.labels(self.backend.name, self.backend.device).set(1)
             if self.backend.name == "gpu":
@@ -89,7 +90,7 @@ class ServiceState:
         # paused the server for ~200 ms under load (the P99 spikes of the CPU ramps). Freeze them out of the GC.
         gc.collect()
         gc.freeze()
-        self.table_reloads.start()  # the tables just loaded are the current generation's; follow later reloads
+        self.table_reloads.start()  # follow reloads made on other workers from now on
         self.ready = True
         self.not_ready_reason = ""
         self.readiness.mark(True)

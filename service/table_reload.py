@@ -45,12 +45,17 @@ class TableReloads:
         self._watcher: threading.Thread | None = None
 
     # ---- life cycle (ServiceState) ----------------------------------------------------------------------------
+    def loading(self) -> None:
+        """Just before the backend reads its tables: they will be at least this generation's (a reload bumping it
+        while the backend loads is followed once the watcher runs)."""
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.served = self._generation()
+
     def start(self) -> None:
-        """Once the backend has loaded its tables: they are the current generation's."""
+        """Once the backend has loaded: say which generation this worker serves and follow later reloads."""
         if self.directory is None:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.served = self._generation()
         self._acknowledge(None)
         self._watcher = threading.Thread(target=self._watch, name="table-reloads", daemon=True)
         self._watcher.start()

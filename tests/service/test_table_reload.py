@@ -108,6 +108,7 @@ def workers(tmp_path):
 
     def make(fail=False):
         worker = Worker(tmp_path, [os.getpid(), os.getppid()][len(made)], fail)
+        worker.table_reloads.loading()
         worker.table_reloads.start()
         made.append(worker)
         return worker
@@ -132,6 +133,19 @@ def test_a_worker_that_cannot_reload_is_reported_and_keeps_its_tables(workers):
     with pytest.raises(ValueError):           # on the worker the request reached: nothing bumped
         second.table_reloads.reload_now()
     assert first.table_reloads.reload_now()["generation"] == 2
+
+
+def test_a_reload_while_a_worker_loads_is_followed_once_it_is_ready(tmp_path, workers):
+    first = workers()
+    late = Worker(tmp_path, os.getppid())
+    late.table_reloads.loading()                      # reads its tables from disk ...
+    first.table_reloads.reload_now()                  # ... while another worker reloads (no answer from `late` yet)
+    late.table_reloads.start()
+    try:
+        late.table_reloads.poll()
+        assert late.reloads == 1 and late.table_reloads.served == 1
+    finally:
+        late.table_reloads.stop()
 
 
 def test_concurrent_reloads_get_distinct_generations(workers):
