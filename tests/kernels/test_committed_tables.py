@@ -67,3 +67,17 @@ def test_the_committed_tables_rebuild_byte_for_byte_from_the_records(acc, tmp_pa
     capsys.readouterr()
     assert table_path(acc, tmp_path).read_bytes() == table_path(acc).read_bytes(), (
         f"kernels/tables/sm90_{acc}.json is not what tuner/committed_tables.py builds from the records")
+
+
+def test_the_benchmark_corrected_candidate_builds_and_loads(tmp_path, capsys):
+    """--confirm (tuner/confirm.py on session 8's grid benchmark): valid tables that differ from the committed ones
+    only where the benchmark saw one of our arms >= 3% faster; off by default until measured."""
+    from kernels.tuned_tables import load_tables
+    from tuner.committed_tables import CONFIRM_BY_DEFAULT, main
+    assert main(["--out-dir", str(tmp_path), "--acc", "f32", "--confirm"]) == 0
+    capsys.readouterr()
+    candidate, committed = load_tables("sm90", tmp_path)["f32"], load_tables("sm90")["f32"]
+    changed = [key for key, entry in candidate.entries.items() if entry != committed.entries[key]]
+    assert 0 < len(changed) < len(committed.entries) // 10
+    assert candidate.meta["confirmed"]["graph"] + candidate.meta["confirmed"]["eager"] >= len(changed)
+    assert not CONFIRM_BY_DEFAULT or "confirmed" in committed.meta
