@@ -301,13 +301,18 @@ def overlay(base: dict[str, TunedTable], extra: dict[str, TunedTable]) -> dict[s
     return out
 
 
+def extra_table_dirs() -> list[Path]:
+    """The directories of $HGEMM_EXTRA_TABLES (os.pathsep-separated), in order: later ones win."""
+    return [Path(d.strip()) for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep) if d.strip()]
+
+
 def load_default_tables(arch: str, **kwargs) -> dict[str, TunedTable]:
     """The committed tables of `arch`, overlaid with the tables in each directory of $HGEMM_EXTRA_TABLES
     (os.pathsep-separated, later ones win): tables tuned for the shapes a deployment serves (`python -m tuner.tune
     --grid <shapes> --tables-dir DIR`; docs/dispatch.md, "Tuning the shapes you serve")."""
     tables = load_tables(arch, **kwargs)
-    for directory in filter(None, (d.strip() for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep))):
-        if not Path(directory).is_dir():
-            raise TableError(f"HGEMM_EXTRA_TABLES: {directory!r} is not a directory")
+    for directory in extra_table_dirs():
+        if not directory.is_dir():
+            raise TableError(f"HGEMM_EXTRA_TABLES: {str(directory)!r} is not a directory")
         tables = overlay(tables, load_tables(arch, directory, **kwargs))
     return tables

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from contextlib import asynccontextmanager
 from importlib import util as importlib_util
 from pathlib import Path
@@ -293,10 +292,12 @@ def _tuned_tables() -> list[dict]:
     """Summaries of kernels/tables/*.json (Contract 3) and of the tables in each HGEMM_EXTRA_TABLES directory (they
     overlay the committed ones; `extra: true`), read as data from disk: no GPU or build needed."""
     spec = importlib_util.find_spec("kernels")
-    committed = list(spec.submodule_search_locations or []) if spec is not None else []
-    directories = [(Path(location, "tables"), False) for location in committed]
-    directories += [(Path(d.strip()), True) for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep)
-                    if d.strip()]
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    from kernels.tuned_tables import extra_table_dirs
+
+    directories = [(Path(location, "tables"), False) for location in spec.submodule_search_locations]
+    directories += [(directory, True) for directory in extra_table_dirs()]
     summaries = []
     for directory, extra in directories:
         for path in sorted(directory.glob("*.json")):

@@ -6,13 +6,13 @@ by rename) after the bytes and removed before them, so a worker sees an operand 
 one worker is seen by the next request on every other (which then drops its copy)."""
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+from .workers import exclusive, write_atomic
 
 INFO = ".json"
 DATA = ".npy"
@@ -24,15 +24,9 @@ class SharedOperandStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock_path = self.directory / ".lock"
 
-    @contextmanager
     def locked(self):
         """Across processes: budget check + publish, so two workers cannot both take the last free bytes."""
-        with open(self._lock_path, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return exclusive(self._lock_path)
 
     def _path(self, operand_id: str, suffix: str) -> Path:
         if not operand_id.replace("_", "").isalnum():  # ids come from URLs: never a path
@@ -45,9 +39,7 @@ class SharedOperandStore:
         with open(tmp, "wb") as handle:
             np.save(handle, np.ascontiguousarray(array), allow_pickle=False)
         os.replace(tmp, data)
-        tmp = meta.with_name(f".{meta.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(info))
-        os.replace(tmp, meta)  # now visible to every worker
+        write_atomic(meta, json.dumps(info))  # now visible to every worker
 
     def exists(self, operand_id: str) -> bool:
         try:

@@ -10,7 +10,6 @@ workers and says how many serve the new tables. A worker started later reads the
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -19,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .workers import alive
+from .workers import alive, exclusive, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +109,14 @@ class TableReloads:
             return 0
 
     def _bump(self) -> int:
-        with open(self.directory / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)   # two workers reloading at once get two generations
+        with exclusive(self.directory / "lock"):   # two workers reloading at once get two generations
             generation = self._generation() + 1
-            _write(self.directory / "generation", str(generation))
+            write_atomic(self.directory / "generation", str(generation))
         return generation
 
     def _acknowledge(self, error: str | None) -> None:
         if self.directory is not None:
-            _write(self.directory / f"{self.worker}.json", json.dumps({"generation": self.served, "error": error}))
+            write_atomic(self.directory / f"{self.worker}.json", json.dumps({"generation": self.served, "error": error}))
 
     def _acks(self) -> dict[int, dict]:
         acks = {}
@@ -143,8 +141,3 @@ class TableReloads:
                 return serving, failed
             time.sleep(self.poll_s / 2)
 
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -10,6 +10,8 @@ import os
 import threading
 from pathlib import Path
 
+from .workers import write_atomic
+
 UNTUNED_REASON = "no_tuned_kernel"
 
 
@@ -46,9 +48,7 @@ class UntunedShapes:
         with self._lock:
             self._publish_pending = False
             snapshot = {"counts": [[*key, count] for key, count in self._counts.items()], "overflow": self.overflow}
-        tmp = self._own_file.with_name(f".{self._own_file.name}")
-        tmp.write_text(json.dumps(snapshot))
-        os.replace(tmp, self._own_file)
+        write_atomic(self._own_file, json.dumps(snapshot))
 
     def _all_counts(self) -> tuple[dict, int]:
         """This worker's counts plus what the other workers published."""

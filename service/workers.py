@@ -11,9 +11,12 @@ loop, batcher and CUDA context. What they must agree on lives in one shared dire
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 PARTS = ("operands", "metrics", "untuned", "ready", "tables")
@@ -29,6 +32,24 @@ def prepare(shared_dir: str = "") -> Path:
     os.environ["HGEMM_SHARED_DIR"] = str(root)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(root / "metrics")
     return root
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace a shared file so that another worker reads the old content or the new, never half of either."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@contextmanager
+def exclusive(lock_path: Path):
+    """One holder at a time across the worker processes (and threads: each takes its own file description)."""
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def multiprocess_metrics() -> bool:

@@ -13,7 +13,7 @@ import json
 import math
 from pathlib import Path
 
-from tuner.confirm import read_json
+from tuner.results import read_json
 
 OURS = "ours"
 

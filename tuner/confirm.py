@@ -16,10 +16,10 @@ t x torch_f16 / torch_f32. Only shapes whose entry is still the one the benchmar
 """
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
-from pathlib import Path
+
+from tuner.results import read_json
 
 MARGIN = 0.97          # take an arm only when it ran in <= 97% of the table choice's time (the goal's floor)
 REFERENCE = "torch.matmul"
@@ -27,14 +27,6 @@ ROLES = {"kernel": "graph", "call": "eager"}   # benchmark timing -> the table c
 NO_KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
 ARM_KEYS = ("kernel", "config", "runtime", "acc")
 ENTRY_ORDER = ("m", "n", "k", "b_layout", "kernel", "config", "runtime", "acc", "us", "cublas_us")
-
-
-def read_json(path: str | Path) -> dict:
-    """A benchmark's results.json or a table, either possibly gzipped (.gz)."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
 
 
 def baseline_arm(name: str, info: dict) -> dict | None:

@@ -76,13 +76,9 @@ class Predictor:
     @classmethod
     def load(cls, path: str | Path) -> "Predictor":
         """From a saved predictor, plain or gzipped (`.gz`: how the tuning records are committed)."""
-        path = Path(path)
-        if path.suffix == ".gz":
-            import gzip
+        from tuner.results import read_json
 
-            with gzip.open(path, "rt") as f:
-                return cls.from_dict(json.load(f))
-        return cls.from_dict(json.loads(path.read_text()))
+        return cls.from_dict(read_json(path))
 
 
 def heldout_eval(agent: Agent, env, shapes: list[Shape], oracle: bool = True, min_speedup: float = 1.0) -> dict:

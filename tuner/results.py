@@ -3,6 +3,7 @@ and the printed table. Plain data in, plain files out (no GPU needed)."""
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import os
@@ -82,6 +83,13 @@ def write_results(base_dir: str | Path, records: list[dict], meta: dict) -> dict
         rows = [{"mnk": r["mnk"], **{c: _fmt(r["speedup"][t].get(c)) for c in SPEEDUP_COLUMNS}} for r in records]
         _write_csv(paths[f"speedup_{t}"], ("mnk",) + SPEEDUP_COLUMNS, rows)
     return paths
+
+
+def read_json(path: str | Path) -> dict:
+    """A results.json, a table or a saved model, plain or gzipped (`.gz`: how large ones are committed)."""
+    path = Path(path)
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
+        return json.load(f)
 
 
 def read_long_csv(path: str | Path) -> list[dict]:

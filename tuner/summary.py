@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import math
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tuner.results import read_long_csv
+from tuner.results import read_json, read_long_csv
 from tuner.shapes import BUCKETS, bucket_of, parse_mnk
 from tuner.timing import TIMINGS
 
@@ -118,10 +117,9 @@ MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "acc", "b_layout
 def run_meta(results_csv: str | Path) -> dict:
     """The measurement context of an eval run: the `meta` of the results.json(.gz) beside its CSV ({} if none)."""
     folder = Path(results_csv).parent
-    for name, opener in (("results.json", open), ("results.json.gz", gzip.open)):
+    for name in ("results.json", "results.json.gz"):
         if (folder / name).exists():
-            with opener(folder / name, "rt") as f:
-                meta = json.load(f).get("meta", {})
+            meta = read_json(folder / name).get("meta", {})
             return {key: meta[key] for key in MEASURED if meta.get(key) is not None}
     return {}
 
