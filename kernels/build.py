@@ -411,11 +411,15 @@ def unpack(path) -> list[Path]:
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    from kernels import space
+    from kernels import space, tuned_tables
 
     parser = argparse.ArgumentParser(prog="python -m kernels.build", description=__doc__.split("\n")[0])
-    parser.add_argument("--set", default="default",
-                        help=f"variant set(s), comma separated, built in that order: {sorted(space.VARIANT_SETS)}")
+    parser.add_argument("--set", default=None,
+                        help=f"variant set(s), comma separated, built in that order (default: 'default' unless --tables"
+                             f" is given): {sorted(space.VARIANT_SETS)}")
+    parser.add_argument("--tables", default="", metavar="DIR[,DIR]",
+                        help="the variants the tuned tables in these directories run ('committed': kernels/tables), "
+                             "before those of --set: what a deployment of the tables needs, and no more")
     parser.add_argument("--deadline", type=float, default=None, help="stop compiling after this many seconds")
     parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
     parser.add_argument("--arch", default="sm90,sm80", help="families to build, comma separated")
@@ -431,14 +435,19 @@ def main(argv=None) -> int:
     families = set(args.arch.split(","))
     configs = []
     excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
-    for name in args.set.split(","):
-        configs += [c for c in space.variant_set(name) if c.family in families and c not in configs
-                    and c not in excluded]
+    set_names = [n for n in (args.set or ("" if args.tables else "default")).split(",") if n]
+    wanted = [c for d in filter(None, args.tables.split(",")) for t in tuned_tables.load_tables(
+        "sm90", None if d == "committed" else d).values() for c in t.variants()]
+    wanted += [c for name in set_names for c in space.variant_set(name)]
+    for c in wanted:
+        if c.family in families and c not in configs and c not in excluded:
+            configs.append(c)
     if args.list:
         for c in configs:
             print(c.name)
         return 0
-    print(f"set {args.set}: {len(configs)} variants, cache {cache_dir()}", flush=True)
+    what = " + ".join([f"tables {args.tables}"] * bool(args.tables) + [f"set {','.join(set_names)}"] * bool(set_names))
+    print(f"{what}: {len(configs)} variants, cache {cache_dir()}", flush=True)
     report = build(configs, jobs=args.jobs, dry_run=args.dry_run, deadline_s=args.deadline)
     print(report.table())
     for v in report.failed:

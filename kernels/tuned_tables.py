@@ -92,6 +92,16 @@ class TunedTable:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def variants(self) -> list:
+        """The built variants (KernelConfigs) this table runs, eager and graph choices alike, each once, in entry
+        order: what a deployment of the table must compile (`python -m kernels.build --tables DIR`)."""
+        out: dict[str, Any] = {}
+        for entry in self.entries.values():
+            for choice in (entry, entry.graph):
+                if choice is not None and not choice.is_arm:
+                    out.setdefault(choice.kernel, choice.config)
+        return list(out.values())
+
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>", parse_config: Callable[[dict], Any] | None = None,
                   knobs_for: Callable[[Any], dict] | None = None) -> "TunedTable":

@@ -26,14 +26,14 @@ COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph
 # is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
 EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
 # Then, with --confirm: corrections from session 8's whole-grid benchmark (tuner/confirm.py): per accumulator, the
-# runs as (accumulator, results, the table that run measured). Off by default until an A/B on the H200 confirms it.
+# runs as (accumulator, results, the table that run measured). On since the A/B of session 9 (both roles agreed).
 GRID8 = "benchmarks/h200-2026-12-01-s8/grid"
 CONFIRM_RUNS = {
     "f32": (("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"),),
     "f16": (("f16", f"{GRID8}/fp16/results.json.gz", f"{GRID8}/tables/sm90_f16.json.gz"),
             ("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz")),
 }
-CONFIRM_BY_DEFAULT = False
+CONFIRM_BY_DEFAULT = True
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

@@ -168,8 +168,11 @@ def main(argv=None) -> int:
         entries, counts = confirm(table["entries"], acc, runs, args.margin)
     except ValueError as error:
         p.error(str(error))
+    # the corrected table's own totals (meta.tuner keeps what tuning chose)
+    totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in entries),
+              "graph_alternatives": sum("graph" in e for e in entries)}
     meta = {**table["meta"], "confirmed": {"runs": [spec.split("=", 1)[0] for spec in args.run],
-                                           "margin": args.margin, **counts}}
+                                           "margin": args.margin, **counts, **totals}}
     write_table(args.out, meta, entries)
     print(json.dumps({"table": args.out, **counts}))
     return 0

@@ -123,6 +123,7 @@ def main(argv=None) -> int:
     source = Path(args.meta_from) if args.meta_from else out
     old = read_table(source) if source.exists() else {"meta": {"acc": acc, "arch": "sm90"}, "entries": []}
     meta = dict(old["meta"])
+    meta.pop("confirmed", None)  # a benchmark's corrections (tuner.confirm) describe the old entries, not these
     meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup,
                      "runs_merged": len(args.state)}
     if args.borrow_f32:

@@ -141,6 +141,24 @@ def test_cli_list_and_dry_run(cache):
     assert "40 variants" in proc.stdout and "to build" in proc.stdout and "wall" in proc.stdout
 
 
+def test_cli_tables_plans_exactly_the_variants_the_tables_run(cache):
+    """--tables builds what a deployment of the tables needs: every built variant an entry or its graph choice names,
+    each once, and no cuBLAS arm."""
+    from kernels import tuned_tables
+
+    tables = tuned_tables.load_tables("sm90").values()
+    expected = {c.kernel for t in tables for e in t.entries.values() for c in (e, e.graph)
+                if c is not None and not c.is_arm}
+    assert {c.name for t in tables for c in t.variants()} == expected and len(expected) > 10
+    env = {**os.environ, "HGEMM_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-m", "kernels.build", "--tables", "committed", "--list"],
+                         cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(out) == sorted(expected)
+    sm80 = subprocess.run([sys.executable, "-m", "kernels.build", "--tables", str(tuned_tables.TABLES_DIR), "--arch",
+                           "sm80", "--list"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert set(sm80.stdout.split()) == {n for n in expected if n.startswith("sm80_")}
+
+
 def test_cutlass_is_located_from_the_wheel():
     dirs = build.cutlass_include_dirs()
     assert (dirs[0] / "cutlass" / "gemm" / "collective" / "collective_builder.hpp").is_file()

@@ -49,13 +49,15 @@ def test_every_named_variant_is_in_the_wide_pdl_mid_set_and_runs_its_stated_accu
 def test_only_the_f16_table_borrows_fp32_accumulation(tables):
     assert all(e.acc is None for e in tables["f32"].entries.values())
     borrowed = [e for e in tables["f16"].entries.values() if e.acc == "f32"]
-    assert borrowed and len(borrowed) == tables["f16"].meta["tuner"]["borrowed_f32"]
+    meta = tables["f16"].meta
+    assert borrowed and len(borrowed) == meta.get("confirmed", meta["tuner"])["borrowed_f32"]
 
 
 def test_graph_choices_differ_from_the_eager_ones_and_are_counted(tables):
     for table in tables.values():
         graph = [e for e in table.entries.values() if e.graph is not None]
-        assert len(graph) == table.meta["tuner"]["graph"]["alternatives"]
+        confirmed = table.meta.get("confirmed")
+        assert len(graph) == (confirmed["graph_alternatives"] if confirmed else table.meta["tuner"]["graph"]["alternatives"])
         assert all((e.kernel, e.config, e.runtime, e.acc) != (e.graph.kernel, e.graph.config, e.graph.runtime,
                                                                e.graph.acc) for e in graph)
 
@@ -69,15 +71,17 @@ def test_the_committed_tables_rebuild_byte_for_byte_from_the_records(acc, tmp_pa
         f"kernels/tables/sm90_{acc}.json is not what tuner/committed_tables.py builds from the records")
 
 
-def test_the_benchmark_corrected_candidate_builds_and_loads(tmp_path, capsys):
-    """--confirm (tuner/confirm.py on session 8's grid benchmark): valid tables that differ from the committed ones
-    only where the benchmark saw one of our arms >= 3% faster; off by default until measured."""
+def test_the_benchmark_corrected_tables_build_and_differ_only_where_the_benchmark_says(tmp_path, capsys):
+    """--confirm (tuner/confirm.py on session 8's grid benchmark, on by default since session 9's A/B): valid tables
+    that differ from the uncorrected ones only where the benchmark saw one of our arms >= 3% faster."""
     from kernels.tuned_tables import load_tables
     from tuner.committed_tables import CONFIRM_BY_DEFAULT, main
-    assert main(["--out-dir", str(tmp_path), "--acc", "f32", "--confirm"]) == 0
+    assert main(["--out-dir", str(tmp_path / "on"), "--acc", "f32", "--confirm"]) == 0
+    assert main(["--out-dir", str(tmp_path / "off"), "--acc", "f32", "--no-confirm"]) == 0
     capsys.readouterr()
-    candidate, committed = load_tables("sm90", tmp_path)["f32"], load_tables("sm90")["f32"]
-    changed = [key for key, entry in candidate.entries.items() if entry != committed.entries[key]]
-    assert 0 < len(changed) < len(committed.entries) // 10
-    assert candidate.meta["confirmed"]["graph"] + candidate.meta["confirmed"]["eager"] >= len(changed)
-    assert not CONFIRM_BY_DEFAULT or "confirmed" in committed.meta
+    corrected, plain = load_tables("sm90", tmp_path / "on")["f32"], load_tables("sm90", tmp_path / "off")["f32"]
+    changed = [key for key, entry in corrected.entries.items() if entry != plain.entries[key]]
+    assert 0 < len(changed) < len(plain.entries) // 10
+    assert corrected.meta["confirmed"]["graph"] + corrected.meta["confirmed"]["eager"] >= len(changed)
+    assert "confirmed" not in plain.meta
+    assert ("confirmed" in load_tables("sm90")["f32"].meta) == CONFIRM_BY_DEFAULT

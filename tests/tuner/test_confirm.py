@@ -124,7 +124,8 @@ def test_cli_writes_a_table_the_dispatcher_loads(tmp_path):
                  "--run", f"f32={tmp_path / 'results.json'},{tmp_path / 'measured.json.gz'}"]) == 0
     written = json.loads(out.read_text())
     assert written["meta"]["confirmed"] == {"runs": ["f32"], "margin": 0.97, "graph": 1, "eager": 0,
-                                            "changed_since_benchmark": 0, "not_benchmarked": 1}
+                                            "changed_since_benchmark": 0, "not_benchmarked": 1,
+                                            "borrowed_f32": 0, "graph_alternatives": 1}
     loaded = load_tables("sm90", out.parent)["f32"]
     assert loaded.lookup(4096, 4096, 128, "col").graph.kernel == "cublas"
     assert loaded.lookup(64, 64, 64, "col").kernel == SM90_NAME
