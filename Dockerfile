@@ -50,7 +50,7 @@ COPY tuner/ tuner/
 # no compiler work at startup.
 RUN python -m kernels.build --set "${KERNEL_SETS}" --arch "${CUDA_ARCHS}" \
  && python -c "import kernels.fastpath as f; print('fast path:', f.build())" \
- && chown -R hgemm:hgemm /app
+ && mkdir -p /srv/tables && chown -R hgemm:hgemm /app /srv/tables
 
 USER hgemm
 ENV HGEMM_HOST=0.0.0.0 \

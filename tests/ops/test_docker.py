@@ -109,14 +109,37 @@ def test_docker_compose_config_validates(tmp_path):
     compose = require_tool("docker-compose")
     out = run_tool([compose, "-f", str(REPO / "docker-compose.yml"), "config"], cwd=REPO)
     config = yaml.safe_load(out.stdout)
-    assert set(config["services"]) == {"api", "prometheus", "alertmanager", "grafana"}
-    devices = config["services"]["api"]["deploy"]["resources"]["reservations"]["devices"]
-    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+    assert set(config["services"]) == {"api", "prometheus", "alertmanager", "grafana", "tuner"}
+    for gpu_service in ("api", "tuner"):
+        devices = config["services"][gpu_service]["deploy"]["resources"]["reservations"]["devices"]
+        assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
     for service in config["services"].values():
         for volume in service.get("volumes", []):
             source = volume.split(":")[0]
             if source.startswith("/"):   # a bind mount, made absolute by the parser
                 assert Path(source).exists(), f"compose mounts {source}, which does not exist"
+
+
+def test_the_optional_tuner_writes_where_the_api_reads_and_calls_the_api_it_follows():
+    """`docker compose --profile tuning up`: tuner.follow's --tables-dir is the api's HGEMM_EXTRA_TABLES, on a volume
+    both mount; --service is the api's in-network address and port; its arguments parse."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    api, tuner = compose["services"]["api"], compose["services"]["tuner"]
+    assert tuner["profiles"] == ["tuning"] and tuner["image"] == api["image"]
+    command = tuner["command"]
+    assert command[:3] == ["python", "-m", "tuner.follow"]
+    tables_dir = command[command.index("--tables-dir") + 1]
+    assert api["environment"]["HGEMM_EXTRA_TABLES"] == "${HGEMM_EXTRA_TABLES:-%s}" % tables_dir
+    volume = next(v for v in api["volumes"] if v.endswith(":" + tables_dir))
+    assert volume in tuner["volumes"] and volume.split(":")[0] in compose["volumes"]
+    assert command[command.index("--service") + 1] == f"http://api:{api['environment']['HGEMM_PORT']}"
+    assert f"mkdir -p {tables_dir}" in DOCKERFILE   # created in the image, so the volume starts owned by hgemm
+
+    from tuner.follow import build_parser
+    own = command[3:command.index("--")]
+    args = build_parser().parse_args([a.replace("${TUNE_INTERVAL_S:-300}", "300")
+                                       .replace("${TUNE_MIN_REQUESTS:-100}", "100") for a in own])
+    assert args.tables_dir == tables_dir and args.interval == 300
 
 
 def test_compose_mounts_the_monitoring_config_that_prometheus_expects():
