@@ -256,8 +256,20 @@ VARIANT_SETS = {
     "pdl_mid": lambda: [c for a in ACCUMULATORS for c in _pdl_mid_for(a, "col")],
     "wide_pdl_mid": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "col") + _wide_for(a, "col")
                              + _pdl_for(a, "col") + _pdl_mid_for(a, "col")],
+    # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
+    # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
+    "tables": lambda: _committed_table_variants(),
     "all": lambda: enumerate(),
 }
+
+
+def _committed_table_variants() -> list[KernelConfig]:
+    from kernels.tuned_tables import load_tables
+
+    out: list[KernelConfig] = []
+    for table in load_tables("sm90").values():
+        out += [c for c in table.variants() if c not in out]
+    return out
 
 
 def variant_set(name: str) -> list[KernelConfig]:
