@@ -1,6 +1,6 @@
 """Host time per call (what Python spends before the GPU work is queued), for the cached dispatch and its parts.
 
-    python -m kernels.overhead [--shape 64x4096x64] [--calls 3000]
+    python -m kernels.overhead [--shape 64x4096x64] [--calls 3000] [--rotate 64]
     python -m kernels.overhead --stub        # no GPU: the Python side only, against C stubs compiled with cc
 
 Each call is timed alone (perf_counter around it) and the median is reported; the stream is synchronized every 128
@@ -143,9 +143,10 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
     return 0
 
 
-def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, a, b, out) -> list:
+def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str) -> list:
     """For one built sm90 and one built sm80 variant that run this shape: the dispatcher with the C fast path, the
-    dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side)."""
+    dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side).
+    Rows are (label, fn(a, b, out))."""
     from kernels import runtime, space
     from kernels.dispatch import Dispatcher
 
@@ -161,11 +162,31 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, a, b, out) -> 
             fast = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg)
             slow = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg, fast_path=False)
             name = cfg.name if len(cfg.name) < 40 else cfg.name[:37] + "..."
-            rows += [(f"Dispatcher.gemm, C fast path -> {name}", lambda d=fast: d.gemm(a, b, b_layout, acc, out)),
-                     (f"Dispatcher.gemm, Python path -> {name}", lambda d=slow: d.gemm(a, b, b_layout, acc, out)),
-                     (f"CompiledKernel launcher (ctypes) {name}", lambda run=kernel.launcher(): run(a, b, out))]
+            rows += [(f"Dispatcher.gemm, C fast path -> {name}", lambda a, b, out, d=fast: d.gemm(a, b, b_layout, acc,
+                                                                                                 out)),
+                     (f"Dispatcher.gemm, Python path -> {name}", lambda a, b, out, d=slow: d.gemm(a, b, b_layout, acc,
+                                                                                                out)),
+                     (f"CompiledKernel launcher (ctypes) {name}", lambda a, b, out, run=kernel.launcher(): run(a, b,
+                                                                                                            out))]
             break
     return rows
+
+
+class RotatingOperands:
+    """`copies` sets of (a, b, out) handed out in turn: with more copies than a variant's launch cache holds (16 per
+    thread), every call misses it, as in the per-call benchmark (tuner/timing.py) or a caller with fresh tensors."""
+
+    def __init__(self, m: int, n: int, k: int, b_layout: str, copies: int):
+        import torch
+
+        self.sets = [(torch.randn(m, k, device="cuda").half(),
+                      torch.randn(*((k, n) if b_layout == "row" else (n, k)), device="cuda").half(),
+                      torch.empty(m, n, device="cuda", dtype=torch.float16)) for _ in range(copies)]
+        self.i = 0
+
+    def next(self) -> tuple:
+        self.i = (self.i + 1) % len(self.sets)
+        return self.sets[self.i]
 
 
 def main(argv=None) -> int:
@@ -180,33 +201,37 @@ def main(argv=None) -> int:
     parser.add_argument("--acc", default="f32", choices=("f32", "f16"))
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--stub", action="store_true", help="no GPU: time the Python side against C stubs")
+    parser.add_argument("--rotate", type=int, default=1, metavar="N",
+                        help="each call on the next of N operand sets (N > 16: every call misses the variants' launch "
+                             "caches, as in the per-call benchmark); 1: the same operands every call")
     args = parser.parse_args(argv)
     m, n, k = (int(x) for x in args.shape.split("x"))
+    if args.rotate < 1:
+        parser.error("--rotate must be >= 1")
     if args.stub:
         return stub_main(m, n, k, args.b_layout, args.acc, args.calls)
     if not torch.cuda.is_available():
         raise SystemExit("needs a CUDA GPU (or --stub)")
-    a = torch.randn(m, k, device="cuda").half()
-    b = torch.randn(*((k, n) if args.b_layout == "row" else (n, k)), device="cuda").half()
-    out = torch.empty(m, n, device="cuda", dtype=torch.float16)
-    bt = b if args.b_layout == "row" else b.t()
+    operands = RotatingOperands(m, n, k, args.b_layout, args.rotate)
     gemmex_arm, lt_arm = CublasArm("gemmex"), CublasArm("lt_heuristic")
     sel = kernels.get_dispatcher().select(m, n, k, args.b_layout, args.acc)
-    rows = variant_rows(m, n, k, args.b_layout, args.acc, a, b, out) + [
+    rows = variant_rows(m, n, k, args.b_layout, args.acc) + [
         (f"kernels.gemm (cached; runs {sel.kernel}, fallback={sel.fallback})",
-         lambda: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc, out=out)),
-        ("kernels.gemm, allocating out", lambda: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),
-        ("selection.run (prepared launcher only)", lambda: sel.run(a, b, out)),
-        ("CublasArm('gemmex') direct", lambda: gemmex_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
-        ("CublasArm('lt_heuristic') direct", lambda: lt_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
+         lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc, out=out)),
+        ("kernels.gemm, allocating out", lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),
+        ("selection.run (prepared launcher only)", lambda a, b, out: sel.run(a, b, out)),
+        ("CublasArm('gemmex') direct", lambda a, b, out: gemmex_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
+        ("CublasArm('lt_heuristic') direct",
+         lambda a, b, out: lt_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
         ("CublasArm('lt_heuristic').launcher run",
-         lambda run=lt_arm.launcher(args.b_layout, args.acc): run(a, b, out)),
-        ("torch.matmul(a, b, out=out)", lambda: torch.matmul(a, bt, out=out)),
+         lambda a, b, out, run=lt_arm.launcher(args.b_layout, args.acc): run(a, b, out)),
+        ("torch.matmul(a, b, out=out)",
+         lambda a, b, out: torch.matmul(a, b if args.b_layout == "row" else b.t(), out=out)),
     ]
     print(f"{torch.cuda.get_device_name()}  {m}x{n}x{k} b_layout={args.b_layout} acc={args.acc}  "
-          f"median host time per call over {args.calls} calls")
+          f"median host time per call over {args.calls} calls, operands rotated over {args.rotate} set(s)")
     for label, fn in rows:
-        print(f"  {host_us(fn, args.calls):7.2f} us  {label}")
+        print(f"  {host_us(lambda fn=fn: fn(*operands.next()), args.calls):7.2f} us  {label}")
     return 0
 
 
