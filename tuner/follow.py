@@ -6,8 +6,9 @@
 The loop the service's own endpoints make possible (docs/dispatch.md, "Tuning the shapes you serve"), run as a
 sidecar: each round reads `GET /v1/kernels/untuned` (GEMMs that fell back with `no_tuned_kernel`, counted by request),
 takes per accumulator and B layout the most requested shapes with at least --min-requests that its tables do not hold
-yet (and that did not fail --max-attempts rounds already), tunes them with `python -m tuner.tune --tables-dir DIR` (a subprocess: its GPU memory is freed when it ends; the
-tuner merges into the tables already there and resumes from --state-dir), then `POST /v1/kernels/tables/reload`. The
+yet (and that did not fail --max-attempts rounds already), tunes them with `python -m tuner.tune --tables-dir DIR` (a
+subprocess: its GPU memory is freed when it ends; the tuner merges into the tables already there and resumes from
+--state-dir), then `POST /v1/kernels/tables/reload`. The
 service must read DIR: start it with `HGEMM_EXTRA_TABLES=DIR` (the reload's answer names the files it serves; a DIR
 missing there is reported). Arguments after `--` go to `tuner.tune` (e.g. `--variant-set wide_pdl_mid --objective
 call`). Tuning shares the GPU with serving — run it where P99 has room, or give the tuner another GPU (`--gpus`).

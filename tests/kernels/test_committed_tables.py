@@ -57,7 +57,8 @@ def test_graph_choices_differ_from_the_eager_ones_and_are_counted(tables):
     for table in tables.values():
         graph = [e for e in table.entries.values() if e.graph is not None]
         confirmed = table.meta.get("confirmed")
-        assert len(graph) == (confirmed["graph_alternatives"] if confirmed else table.meta["tuner"]["graph"]["alternatives"])
+        expected = confirmed["graph_alternatives"] if confirmed else table.meta["tuner"]["graph"]["alternatives"]
+        assert len(graph) == expected
         assert all((e.kernel, e.config, e.runtime, e.acc) != (e.graph.kernel, e.graph.config, e.graph.runtime,
                                                                e.graph.acc) for e in graph)
 
