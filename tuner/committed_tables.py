@@ -4,7 +4,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
 
     python -m tuner.committed_tables                     # rewrite kernels/tables/sm90_{f32,f16}.json
     python -m tuner.committed_tables --out-dir /tmp/t    # build elsewhere (meta taken from the committed files)
-    python -m tuner.committed_tables --confirm --out-dir .carry/cand_confirm   # + corrections from a grid benchmark
+    python -m tuner.committed_tables --confirm-rounds 2 --out-dir .carry/cand2   # + the next round of corrections
 """
 from __future__ import annotations
 
@@ -25,15 +25,21 @@ COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph
 # f16 may take a faster fp32-accumulating choice (more precise, so always allowed); above 1e11 FLOP unless its own
 # is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
 EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
-# Then, with --confirm: corrections from session 8's whole-grid benchmark (tuner/confirm.py): per accumulator, the
-# runs as (accumulator, results, the table that run measured). On since the A/B of session 9 (both roles agreed).
+# Then the benchmark's corrections (tuner/confirm.py), round by round: each round is a grid benchmark of the tables of
+# the round before, per accumulator its runs as (accumulator, results, the table that run measured). Round 1 (session
+# 8's grid) is on since the A/B of session 9 (both roles agreed, +6-7% kernel-only on the changed entries). Round 2
+# (session 9's grid of the round-1 tables) awaits its A/B: `--confirm-rounds 2 --out-dir DIR` builds the candidate.
 GRID8 = "benchmarks/h200-2026-12-01-s8/grid"
-CONFIRM_RUNS = {
-    "f32": (("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"),),
-    "f16": (("f16", f"{GRID8}/fp16/results.json.gz", f"{GRID8}/tables/sm90_f16.json.gz"),
-            ("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz")),
-}
-CONFIRM_BY_DEFAULT = True
+GRID9 = "benchmarks/h200-2026-12-01-s9/grid_confirmed"
+CONFIRM_ROUNDS = (
+    {"f32": (("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"),),
+     "f16": (("f16", f"{GRID8}/fp16/results.json.gz", f"{GRID8}/tables/sm90_f16.json.gz"),
+             ("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"))},
+    {"f32": (("f32", f"{GRID9}/fp32/results.json.gz", f"{GRID9}/tables/sm90_f32.json.gz"),),
+     "f16": (("f16", f"{GRID9}/fp16/results.json.gz", f"{GRID9}/tables/sm90_f16.json.gz"),
+             ("f32", f"{GRID9}/fp32/results.json.gz", f"{GRID9}/tables/sm90_f32.json.gz"))},
+)
+CONFIRM_ROUNDS_BY_DEFAULT = 1
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -46,8 +52,8 @@ def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
             "--out", str(table_path(acc, out_dir))]
 
 
-def confirm_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    runs = [arg for run_acc, results, table in CONFIRM_RUNS[acc]
+def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES) -> list[str]:
+    runs = [arg for run_acc, results, table in CONFIRM_ROUNDS[round_index][acc]
             for arg in ("--run", f"{run_acc}={REPO / results},{REPO / table}")]
     return ["--table", str(table_path(acc, out_dir)), *runs, "--out", str(table_path(acc, out_dir))]
 
@@ -57,15 +63,18 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", type=Path, default=TABLES)
     p.add_argument("--acc", choices=tuple(EXTRA), action="append", help="default: both")
-    p.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=CONFIRM_BY_DEFAULT,
-                   help="apply the grid benchmark's corrections (CONFIRM_RUNS)")
+    p.add_argument("--confirm-rounds", type=int, default=CONFIRM_ROUNDS_BY_DEFAULT,
+                   choices=range(len(CONFIRM_ROUNDS) + 1),
+                   help=f"apply the first N rounds of grid-benchmark corrections (CONFIRM_ROUNDS; default "
+                        f"{CONFIRM_ROUNDS_BY_DEFAULT}, 0: none)")
     args = p.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for acc in args.acc or EXTRA:
         if rc := retable.main(retable_argv(acc, args.out_dir)):
             return rc
-        if args.confirm and (rc := confirm.main(confirm_argv(acc, args.out_dir))):
-            return rc
+        for round_index in range(args.confirm_rounds):
+            if rc := confirm.main(confirm_argv(acc, round_index, args.out_dir)):
+                return rc
     return 0
 
 

@@ -171,8 +171,10 @@ def main(argv=None) -> int:
     # the corrected table's own totals (meta.tuner keeps what tuning chose)
     totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in entries),
               "graph_alternatives": sum("graph" in e for e in entries)}
-    meta = {**table["meta"], "confirmed": {"runs": [spec.split("=", 1)[0] for spec in args.run],
-                                           "margin": args.margin, **counts, **totals}}
+    this_round = {"runs": [spec.split("=", 1)[0] for spec in args.run], "margin": args.margin, **counts, **totals}
+    if "confirmed" in table["meta"]:  # a table corrected before: keep that round's record under this one's
+        this_round["after"] = table["meta"]["confirmed"]
+    meta = {**table["meta"], "confirmed": this_round}
     write_table(args.out, meta, entries)
     print(json.dumps({"table": args.out, **counts}))
     return 0

@@ -72,17 +72,25 @@ def test_the_committed_tables_rebuild_byte_for_byte_from_the_records(acc, tmp_pa
         f"kernels/tables/sm90_{acc}.json is not what tuner/committed_tables.py builds from the records")
 
 
-def test_the_benchmark_corrected_tables_build_and_differ_only_where_the_benchmark_says(tmp_path, capsys):
-    """--confirm (tuner/confirm.py on session 8's grid benchmark, on by default since session 9's A/B): valid tables
-    that differ from the uncorrected ones only where the benchmark saw one of our arms >= 3% faster."""
+def test_each_round_of_benchmark_corrections_builds_and_changes_only_a_few_entries(tmp_path, capsys):
+    """--confirm-rounds N (tuner/confirm.py on the grid benchmarks of CONFIRM_ROUNDS; round 1 on by default since
+    session 9's A/B): valid tables that differ from the round before only where that benchmark saw one of our arms
+    >= 3% faster, and whose meta records every round applied."""
     from kernels.tuned_tables import load_tables
-    from tuner.committed_tables import CONFIRM_BY_DEFAULT, main
-    assert main(["--out-dir", str(tmp_path / "on"), "--acc", "f32", "--confirm"]) == 0
-    assert main(["--out-dir", str(tmp_path / "off"), "--acc", "f32", "--no-confirm"]) == 0
+    from tuner.committed_tables import CONFIRM_ROUNDS, CONFIRM_ROUNDS_BY_DEFAULT, main
+    built = []
+    for rounds in range(len(CONFIRM_ROUNDS) + 1):
+        assert main(["--out-dir", str(tmp_path / str(rounds)), "--acc", "f32", "--confirm-rounds", str(rounds)]) == 0
+        built.append(load_tables("sm90", tmp_path / str(rounds))["f32"])
     capsys.readouterr()
-    corrected, plain = load_tables("sm90", tmp_path / "on")["f32"], load_tables("sm90", tmp_path / "off")["f32"]
-    changed = [key for key, entry in corrected.entries.items() if entry != plain.entries[key]]
-    assert 0 < len(changed) < len(plain.entries) // 10
-    assert corrected.meta["confirmed"]["graph"] + corrected.meta["confirmed"]["eager"] >= len(changed)
-    assert "confirmed" not in plain.meta
-    assert ("confirmed" in load_tables("sm90")["f32"].meta) == CONFIRM_BY_DEFAULT
+    assert "confirmed" not in built[0].meta
+    for rounds in range(1, len(built)):
+        before, after = built[rounds - 1], built[rounds]
+        changed = [key for key, entry in after.entries.items() if entry != before.entries[key]]
+        assert 0 < len(changed) < len(before.entries) // 10
+        record, depth = after.meta["confirmed"], 1
+        assert record["graph"] + record["eager"] >= len(changed)
+        while "after" in record:
+            record, depth = record["after"], depth + 1
+        assert depth == rounds
+    assert load_tables("sm90")["f32"].entries == built[CONFIRM_ROUNDS_BY_DEFAULT].entries
