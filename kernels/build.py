@@ -436,8 +436,8 @@ def main(argv=None) -> int:
     configs = []
     excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
     set_names = [n for n in (args.set or ("" if args.tables else "default")).split(",") if n]
-    wanted = [c for d in filter(None, args.tables.split(",")) for t in tuned_tables.load_tables(
-        "sm90", None if d == "committed" else d).values() for c in t.variants()]
+    wanted = [c for d in filter(None, args.tables.split(","))
+              for c in tuned_tables.table_variants(None if d == "committed" else d)]
     wanted += [c for name in set_names for c in space.variant_set(name)]
     for c in wanted:
         if c.family in families and c not in configs and c not in excluded:

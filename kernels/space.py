@@ -264,12 +264,9 @@ VARIANT_SETS = {
 
 
 def _committed_table_variants() -> list[KernelConfig]:
-    from kernels.tuned_tables import load_tables
+    from kernels.tuned_tables import table_variants
 
-    out: list[KernelConfig] = []
-    for table in load_tables("sm90").values():
-        out += [c for c in table.variants() if c not in out]
-    return out
+    return table_variants()
 
 
 def variant_set(name: str) -> list[KernelConfig]:

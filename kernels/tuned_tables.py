@@ -316,6 +316,15 @@ def extra_table_dirs() -> list[Path]:
     return [Path(d.strip()) for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep) if d.strip()]
 
 
+def table_variants(directory: Path | str | None = None, arch: str = "sm90") -> list:
+    """Every built variant the tables of `directory` (default: the committed ones) run, each once: what serving them
+    needs compiled (`kernels.build --tables DIR`, variant set "tables")."""
+    out: list = []
+    for table in load_tables(arch, directory).values():
+        out += [c for c in table.variants() if c not in out]
+    return out
+
+
 def load_default_tables(arch: str, **kwargs) -> dict[str, TunedTable]:
     """The committed tables of `arch`, overlaid with the tables in each directory of $HGEMM_EXTRA_TABLES
     (os.pathsep-separated, later ones win): tables tuned for the shapes a deployment serves (`python -m tuner.tune

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 from tuner.results import read_json
+from tuner.summary import geomean
 
 OURS = "ours"
 
@@ -34,10 +34,6 @@ def ratios(results: dict, timing: str) -> tuple[str, list[float]]:
             candidate, base = (b, a) if base_is_ours else (a, b)
             out.append(base[f"{timing}_us"] / candidate[f"{timing}_us"])
     return other, out
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def report(run_dirs: list[Path]) -> list[dict]:
