@@ -162,12 +162,12 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str) -> list:
             fast = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg)
             slow = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg, fast_path=False)
             name = cfg.name if len(cfg.name) < 40 else cfg.name[:37] + "..."
-            rows += [(f"Dispatcher.gemm, C fast path -> {name}", lambda a, b, out, d=fast: d.gemm(a, b, b_layout, acc,
-                                                                                                 out)),
-                     (f"Dispatcher.gemm, Python path -> {name}", lambda a, b, out, d=slow: d.gemm(a, b, b_layout, acc,
-                                                                                                out)),
-                     (f"CompiledKernel launcher (ctypes) {name}", lambda a, b, out, run=kernel.launcher(): run(a, b,
-                                                                                                            out))]
+            def through(d):
+                return lambda a, b, out: d.gemm(a, b, b_layout, acc, out)
+
+            rows += [(f"Dispatcher.gemm, C fast path -> {name}", through(fast)),
+                     (f"Dispatcher.gemm, Python path -> {name}", through(slow)),
+                     (f"CompiledKernel launcher (ctypes) {name}", kernel.launcher())]
             break
     return rows
 
