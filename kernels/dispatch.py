@@ -209,6 +209,8 @@ class Dispatcher:
 
             fast_path = fastpath.new_table()
         self._fast = None if fast_path is None or fast_path is False else fast_path  # (an empty table is falsy)
+        if self._fast is not None:  # a captured call must find the graph choice's entry, never the eager one's
+            self._fast.graph_choices = self._graph_choices
         self.canary_rate = canary_rate
         self._listeners: list[Callable[[DispatchEvent], None]] = [on_event] if on_event else []
         self._lock = threading.RLock()
@@ -268,6 +270,7 @@ class Dispatcher:
             self._cache = {}
             if self._fast is not None:
                 self._fast.clear()
+                self._fast.graph_choices = self._graph_choices
 
     def clear_cache(self) -> None:
         with self._lock:
@@ -486,7 +489,7 @@ class Dispatcher:
             n, kb = b.shape
         if kb != k:
             raise ValueError(f"a{tuple(a.shape)} and b{tuple(b.shape)} do not match for b_layout={b_layout!r}")
-        # (the C fast path keys its launches by stream too: a capture stream keeps the captured choice)
+        # (the C fast path keys its launches on the capture status too, asking the driver: see fastpath.c)
         captured = self._graph_choices and _capturing(a)
         key = _cache_key(m, n, k, b_layout, acc, captured)
         sel = self._cache.get(key)
@@ -549,9 +552,9 @@ class Dispatcher:
         return self._run(a, b, b_layout, acc, out, served == CANARY)[0]
 
     def _remember(self, sel: Selection, a, b, out, key: tuple) -> None:
-        """Hand the launch just made to the C fast path, keyed by shape, device and stream (unpadded selections of
-        launchers that can describe themselves: built variants and the cuBLAS arms). key: the Selection's cache key
-        (shape, plus "graph" for a captured call's choice)."""
+        """Hand the launch just made to the C fast path, keyed by shape, device, stream and capture (unpadded
+        selections of launchers that can describe themselves: built variants and the cuBLAS arms). key: the
+        Selection's cache key (shape, plus "graph" for a captured call's choice)."""
         fast_entry = getattr(sel.run, "fast_entry", None)
         if fast_entry is None or sel.padded is not None:
             return
@@ -563,8 +566,8 @@ class Dispatcher:
             m, n, k, b_layout, acc = key[:5]
             with self._lock:
                 if self._cache.get(key) is sel:  # not quarantined meanwhile
-                    self._fast.put(m, n, k, b_layout, acc, a.get_device(), stream, fn_address, template,
-                                   max(align, sel.align), sel.guarded, sel, keep)
+                    self._fast.put(m, n, k, b_layout, acc, a.get_device(), stream, len(key) > 5, fn_address,
+                                   template, max(align, sel.align), sel.guarded, sel, keep)
         except Exception:  # the Python path keeps serving the shape
             log.exception("could not hand %s at %s to the fast path", sel.kernel, key)
 

@@ -2,8 +2,9 @@
 
     table = fastpath.new_table()          # None where it cannot be built (no C compiler / Python headers) or
                                           # HGEMM_FASTPATH=0; the dispatcher then stays on its Python path
-    table.put(m, n, k, b_layout, acc, device, stream, fn_address, template, align, guarded, selection, keep)
+    table.put(m, n, k, b_layout, acc, device, stream, captured, fn_address, template, align, guarded, selection, keep)
     r = table.run(a, b, out, b_layout, acc)   # (out, selection), or an int: MISS, CANARY or LAUNCH_ERROR
+    table.graph_choices = True            # key on whether the stream is capturing a CUDA graph (cuStreamIsCapturing)
 
 Built on first use with the system C compiler against this Python's headers (about a second), cached by a hash of
 the source, the Python version and the compiler under the kernel cache dir, like the kernel variants. It needs no
@@ -11,6 +12,8 @@ CUDA and no torch headers: launches come in as C entry points (ctypes addresses)
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -97,8 +100,19 @@ def unavailable_reason() -> str | None:
     return _failed
 
 
-def new_table(stream_of=None, *, allow_cpu: bool = False):
-    """A FastTable (stream_of: device index -> torch's current raw stream), or None when disabled or unavailable."""
+@functools.lru_cache(maxsize=None)
+def capture_status_address() -> int:
+    """The address of the CUDA driver's cuStreamIsCapturing (what a table with graph choices asks), 0 without a
+    driver: such a table then leaves every call to the Python path, which asks torch."""
+    try:
+        return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuStreamIsCapturing, ctypes.c_void_p).value or 0
+    except (OSError, AttributeError):
+        return 0
+
+
+def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | None = None):
+    """A FastTable (stream_of: device index -> torch's current raw stream; capture_status: the address of a function
+    with cuStreamIsCapturing's ABI, default the driver's), or None when disabled or unavailable."""
     if not enabled():
         return None
     module = load()
@@ -110,7 +124,9 @@ def new_table(stream_of=None, *, allow_cpu: bool = False):
         from kernels.runtime import _stream_getter
 
         stream_of = _stream_getter()
-    return module.FastTable(stream_of, torch.float16, allow_cpu=allow_cpu)
+    if capture_status is None:
+        capture_status = capture_status_address()
+    return module.FastTable(stream_of, torch.float16, allow_cpu=allow_cpu, capture_status=capture_status)
 
 
-__all__ = ["new_table", "load", "build", "enabled", "unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]
+__all__ = ["new_table", "capture_status_address", "load", "build", "enabled", "unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]

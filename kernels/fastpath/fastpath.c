@@ -1,6 +1,6 @@
 // The cached dispatch in C: one call from Python checks the operands, finds the prepared launch for
-// (M, N, K, layout, accumulator, device, stream) and calls its C entry point, without ctypes and without a Python
-// frame per step. Python (kernels/dispatch.py) decides what runs and registers the launch here after a first
+// (M, N, K, layout, accumulator, device, stream, captured) and calls its C entry point, without ctypes and without a
+// Python frame per step. Python (kernels/dispatch.py) decides what runs and registers the launch here after a first
 // successful call; everything this path does not serve (not fp16, not contiguous, a shape or stream not registered
 // yet, misaligned pointers, a canary sample) returns a miss code and the Python path handles it, errors included.
 //
@@ -9,6 +9,11 @@
 // hgemm_arms_call_t of kernels/cublas/arms.h) start with the A, B and C pointers, so a call copies the template,
 // writes three pointers and calls. Status != 0 drops every entry and returns LAUNCH_ERROR: the Python path reruns
 // the call and deals with the error (quarantine, fallback).
+//
+// Captured: whether the stream is capturing a CUDA graph. A table whose dispatcher has graph choices (tuned entries
+// that run another kernel under capture) asks the driver on every call (cuStreamIsCapturing, ~0.1 us) and keys on the
+// answer: the stream alone cannot say, since a stream that served eager calls may be the next capture's stream (torch
+// hands out its pooled streams round-robin, and torch.cuda.graph captures on one of them).
 //
 // The GIL is held throughout (a launch is a few microseconds; releasing and retaking the GIL would cost about as
 // much), so the table needs no lock of its own. Tensor metadata is read through Python attributes (dtype, shape,
@@ -22,10 +27,11 @@
 enum { MISS = 0, CANARY = 1, LAUNCH_ERROR = 2 };
 
 typedef int (*launch_fn)(const void* call);
+typedef int (*capture_status_fn)(void* stream, int* status);  // cuStreamIsCapturing's ABI: 0 = success; status 0 = none
 
 typedef struct {
   int64_t m, n, k, device, stream;
-  int64_t flags;  // bit 0: B column-major (N x K), bit 1: fp16 accumulation
+  int64_t flags;  // bit 0: B column-major (N x K), bit 1: fp16 accumulation, bit 2: captured
 } Key;
 
 typedef struct {
@@ -47,6 +53,8 @@ typedef struct {
   PyObject* stream_of;       // callable(device index) -> int stream handle (torch's current stream)
   PyObject* float16;         // torch.float16
   int allow_cpu;             // tests: serve CPU tensors (device -1) too
+  int graph_choices;         // key on the capture status (see the top); the dispatcher sets it with its tables
+  capture_status_fn capture_status;  // how to ask; NULL: a call that needs to know is a miss
   uint64_t canary_every;     // a guarded entry returns CANARY on every canary_every-th call (0: never)
   uint64_t canary_count;
   unsigned long long hits, misses;
@@ -202,6 +210,11 @@ static PyObject* table_call(FastTable* t, PyObject* const* args, Py_ssize_t narg
   Key key;
   memset(&key, 0, sizeof key);
   key.m = m, key.n = n, key.k = k, key.device = dev_a, key.stream = stream, key.flags = b_col | (acc16 << 1);
+  if (t->graph_choices) {
+    int capture = 0;
+    if (!t->capture_status || t->capture_status((void*)(uintptr_t)stream, &capture) != 0) goto miss;
+    if (capture != 0) key.flags |= 4;  // active (or invalidated): the Python path and the capture decide the rest
+  }
   if (!t->capacity) goto miss;
   Entry* e = find_slot(t->slots, t->capacity, &key);
   if (!e->used) goto miss;
@@ -280,16 +293,16 @@ static PyObject* table_gemm(PyObject* self, PyObject* const* args, Py_ssize_t na
   return table_call((FastTable*)self, args, nargs, 0);
 }
 
-// put(m, n, k, b_layout, acc, device, stream, fn_address, template, align, guarded, selection, keep)
+// put(m, n, k, b_layout, acc, device, stream, captured, fn_address, template, align, guarded, selection, keep)
 static PyObject* table_put(PyObject* self, PyObject* args) {
   FastTable* t = (FastTable*)self;
   long long m, n, k, device, stream;
   unsigned long long fn, align;
   PyObject *b_layout, *acc, *selection, *keep;
   Py_buffer tmpl;
-  int guarded;
-  if (!PyArg_ParseTuple(args, "LLLUULLKy*KpOO", &m, &n, &k, &b_layout, &acc, &device, &stream, &fn, &tmpl, &align,
-                        &guarded, &selection, &keep))
+  int captured, guarded;
+  if (!PyArg_ParseTuple(args, "LLLUULLpKy*KpOO", &m, &n, &k, &b_layout, &acc, &device, &stream, &captured, &fn, &tmpl,
+                        &align, &guarded, &selection, &keep))
     return NULL;
   int b_col = flag_of(b_layout, s_row, s_col), acc16 = flag_of(acc, s_f32, s_f16);
   const char* problem = NULL;
@@ -309,7 +322,8 @@ static PyObject* table_put(PyObject* self, PyObject* args) {
   }
   Key key;
   memset(&key, 0, sizeof key);
-  key.m = m, key.n = n, key.k = k, key.device = device, key.stream = stream, key.flags = b_col | (acc16 << 1);
+  key.m = m, key.n = n, key.k = k, key.device = device, key.stream = stream;
+  key.flags = b_col | (acc16 << 1) | (captured ? 4 : 0);
   Entry* e = find_slot(t->slots, t->capacity, &key);
   PyObject *old_selection = NULL, *old_keep = NULL;  // released once the entry is whole again
   if (e->used) {
@@ -364,12 +378,34 @@ static int table_set_canary_every(PyObject* self, PyObject* value, void* closure
   return 0;
 }
 
+static PyObject* table_get_graph_choices(PyObject* self, void* closure) {
+  return PyBool_FromLong(((FastTable*)self)->graph_choices);
+}
+
+// Changing it drops every entry: they were keyed with the other rule.
+static int table_set_graph_choices(PyObject* self, PyObject* value, void* closure) {
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "cannot delete graph_choices");
+    return -1;
+  }
+  int on = PyObject_IsTrue(value);
+  if (on < 0) return -1;
+  FastTable* t = (FastTable*)self;
+  if (on != t->graph_choices) {
+    t->graph_choices = on;
+    clear_entries(t);
+  }
+  return 0;
+}
+
 static int table_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   FastTable* t = (FastTable*)self;
-  static char* names[] = {"stream_of", "float16", "allow_cpu", NULL};
+  static char* names[] = {"stream_of", "float16", "allow_cpu", "capture_status", NULL};
   PyObject *stream_of, *float16;
   int allow_cpu = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p", names, &stream_of, &float16, &allow_cpu)) return -1;
+  unsigned long long capture_status = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pK", names, &stream_of, &float16, &allow_cpu, &capture_status))
+    return -1;
   if (!PyCallable_Check(stream_of)) {
     PyErr_SetString(PyExc_TypeError, "stream_of must be callable");
     return -1;
@@ -379,6 +415,7 @@ static int table_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   Py_XSETREF(t->stream_of, stream_of);
   Py_XSETREF(t->float16, float16);
   t->allow_cpu = allow_cpu;
+  t->capture_status = (capture_status_fn)(uintptr_t)capture_status;
   return 0;
 }
 
@@ -416,7 +453,7 @@ static PyMethodDef table_methods[] = {
     {"gemm", (PyCFunction)(void (*)(void))table_gemm, METH_FASTCALL,
      "gemm(a, b, out, b_layout, acc) -> out, or an int code as run()"},
     {"put", table_put, METH_VARARGS,
-     "put(m, n, k, b_layout, acc, device, stream, fn_address, template, align, guarded, selection, keep)"},
+     "put(m, n, k, b_layout, acc, device, stream, captured, fn_address, template, align, guarded, selection, keep)"},
     {"clear", table_clear, METH_NOARGS, "drop every entry"},
     {"stats", table_stats, METH_NOARGS, "{'hits', 'misses', 'entries'}"},
     {NULL, NULL, 0, NULL},
@@ -425,6 +462,8 @@ static PyMethodDef table_methods[] = {
 static PyGetSetDef table_getset[] = {
     {"canary_every", table_get_canary_every, table_set_canary_every, "every n-th guarded call is a canary sample",
      NULL},
+    {"graph_choices", table_get_graph_choices, table_set_graph_choices,
+     "key entries on whether the stream is capturing a CUDA graph (setting it drops every entry)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -434,7 +473,8 @@ static PyTypeObject FastTableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kernels_fastpath.FastTable",
     .tp_basicsize = sizeof(FastTable),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "FastTable(stream_of, float16, allow_cpu=False): prepared launches keyed by shape, device and stream",
+    .tp_doc = "FastTable(stream_of, float16, allow_cpu=False, capture_status=0): prepared launches keyed by shape, "
+              "device, stream and (with graph_choices) capture status",
     .tp_new = PyType_GenericNew,
     .tp_init = table_init,
     .tp_dealloc = table_dealloc,

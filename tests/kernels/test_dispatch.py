@@ -337,8 +337,10 @@ def test_default_arm_factory_and_heuristic_list_match_what_the_tuner_timed(monke
 
 
 @pytest.mark.gpu
-def test_gpu_a_captured_call_runs_the_graph_choice_and_replays_correctly():
-    # eager: GemmEx; captured: the heuristic's top cuBLASLt algorithm with fp32 accumulation (an f16 table borrowing)
+@pytest.mark.parametrize("capture_on", ["torch's capture stream", "the warm-up stream"])
+def test_gpu_a_captured_call_runs_the_graph_choice_and_replays_correctly(capture_on):
+    # eager: GemmEx; captured: the heuristic's top cuBLASLt algorithm with fp32 accumulation (an f16 table borrowing).
+    # Capturing on the stream that served the eager calls (whose launch the C fast path holds): still the graph choice.
     m, n, k = 256, 512, 1024
     t = table("f16", {"m": m, "n": n, "k": k, "b_layout": "col", "kernel": "cublas",
                       "graph": {"kernel": "cublaslt", "acc": "f32", "config": {"algo_index": 0}}})
@@ -349,13 +351,16 @@ def test_gpu_a_captured_call_runs_the_graph_choice_and_replays_correctly():
     ref = a.double() @ b.double().t()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
-        out, eager = d.run(a, b, "col", "f16")
+    with torch.cuda.stream(side):  # warm-up off the default stream, as torch.cuda.graph asks
+        for _ in range(3):
+            out, eager = d.run(a, b, "col", "f16")
     torch.cuda.current_stream().wait_stream(side)
+    side.synchronize()
     assert (eager.kernel, eager.acc) == ("cublas", None)
+    assert d.fast_path_stats()["hits"] >= 2
     graph = torch.cuda.CUDAGraph()
     captured_out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=side if capture_on == "the warm-up stream" else None):
         _, captured = d.run(a, b, "col", "f16", out=captured_out)
     assert (captured.kernel, captured.acc, captured.fallback) == ("cublaslt", "f32", None)
     graph.replay()

@@ -18,7 +18,9 @@ from kernels import fastpath, runtime
 from kernels.codegen.generate import CODEGEN_DIR
 from kernels.config import KernelConfig
 from kernels.cublas import CublasArm, library
+import kernels.dispatch
 from kernels.dispatch import Dispatcher, DispatchEvent
+from kernels.tuned_tables import TunedTable
 
 from gemm_operands import operands, rel_err
 
@@ -253,16 +255,99 @@ def test_quarantine_and_clear_cache_empty_the_table(world):
 
 def test_table_rejects_malformed_entries():
     table = fastpath.new_table(lambda device: 0)
-    good = (1, 1, 1, "row", "f32", 0, 0, 0x1000, bytes(64), 16, True, None, None)
+    good = (1, 1, 1, "row", "f32", 0, 0, False, 0x1000, bytes(64), 16, True, None, None)
     table.put(*good)
     assert len(table) == 1
-    for index, bad in [(0, 0), (3, "diag"), (7, 0), (8, bytes(8)), (8, bytes(200)), (9, 3)]:
+    for index, bad in [(0, 0), (3, "diag"), (8, 0), (9, bytes(8)), (9, bytes(200)), (10, 3)]:
         args = list(good)
         args[index] = bad
         with pytest.raises(ValueError):
             table.put(*args)
     table.clear()
     assert len(table) == 0
+
+
+class CaptureSwitch:
+    """A stand-in for cuStreamIsCapturing (same C ABI, as a ctypes callback): reports `capturing` for STREAM and
+    counts the questions; kernels.dispatch._capturing (the Python path's question to torch) follows it too."""
+
+    def __init__(self, monkeypatch):
+        self.capturing, self.asked = False, 0
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int))
+        self._fn = proto(self._status)  # kept alive as long as the table may call it
+        self.address = ctypes.cast(self._fn, ctypes.c_void_p).value
+        monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: self.capturing)
+
+    def _status(self, stream, status):
+        self.asked += 1
+        if stream != STREAM:
+            return 400  # CUDA_ERROR_INVALID_HANDLE
+        status[0] = int(self.capturing)
+        return 0
+
+
+def graph_choice_dispatcher(world, capture_status: int) -> Dispatcher:
+    """Col-layout 24x40x56: eagerly the stub variant, captured into a CUDA graph cuBLAS (the stub GemmEx)."""
+    kernels_, _ = world
+    cfg = CFG["col"]
+    entry = {"m": 24, "n": 40, "k": 56, "b_layout": "col", "kernel": cfg.name, "config": cfg.to_dict(),
+             "runtime": {}, "graph": {"kernel": "cublas"}}
+    table = TunedTable.from_dict({"meta": {"arch": "sm90", "acc": "f32", "gpu": "test"}, "entries": [entry]})
+    return Dispatcher(tables={"f32": table}, backend="gpu", arch="sm90", load_kernel=lambda c: kernels_[c.name],
+                      supports=lambda *args: True, arm_factory=None, lt_algo_count=lambda *args: 0,
+                      fast_path=fastpath.new_table(lambda device: STREAM, capture_status=capture_status))
+
+
+def test_a_captured_call_on_a_stream_that_served_eager_calls_runs_the_graph_choice(world, monkeypatch):
+    # torch hands out pooled streams round-robin: the stream a graph is captured on may have served eager calls of
+    # the same shape before, and the stream alone must not bring back the eager choice's entry
+    _, libs = world
+    switch = CaptureSwitch(monkeypatch)
+    d = graph_choice_dispatcher(world, switch.address)
+    m, n, k = 24, 40, 56
+
+    def call(seed, expect):
+        a, b = operands(m, n, k, "col", seed)
+        out, sel = d.run(a, b, "col", "f32", out=poisoned(m, n))
+        check(out, a, b, "col")
+        assert sel.kernel == expect
+
+    for seed in range(3):
+        call(seed, CFG["col"].name)
+    assert (libs["col"].stub_calls(), libs["cublas"].stub_calls()) == (3, 1)  # + the graph choice's eager try
+    switch.capturing = True
+    for seed in range(3):
+        call(seed, "cublas")
+    switch.capturing = False
+    call(9, CFG["col"].name)
+    assert (libs["col"].stub_calls(), libs["cublas"].stub_calls()) == (4, 4)
+    assert d.fast_path_stats() == {"hits": 5, "misses": 2, "entries": 2}  # each choice registered once, then in C
+    assert switch.asked == 7
+
+
+def test_without_a_way_to_ask_graph_choices_leave_the_calls_to_the_python_path(world, monkeypatch):
+    switch = CaptureSwitch(monkeypatch)
+    d = graph_choice_dispatcher(world, capture_status=0)
+    for capturing in (False, True, False):
+        switch.capturing = capturing
+        a, b = operands(24, 40, 56, "col", int(capturing))
+        out, sel = d.run(a, b, "col", "f32", out=poisoned(24, 40))
+        check(out, a, b, "col")
+        assert sel.kernel == ("cublas" if capturing else CFG["col"].name)
+    assert d.fast_path_stats()["hits"] == 0
+
+
+def test_without_graph_choices_the_table_never_asks_the_driver(world, monkeypatch):
+    kernels_, _ = world
+    switch = CaptureSwitch(monkeypatch)
+    d = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernels_[c.name],
+                   supports=lambda *args: True, predictor=lambda *shape: CFG["row"], arm_factory=None,
+                   lt_algo_count=lambda *args: 0,
+                   fast_path=fastpath.new_table(lambda device: STREAM, capture_status=switch.address))
+    for seed in range(3):
+        a, b = operands(8, 16, 32, "row", seed)
+        d.run(a, b, "row", "f32")
+    assert d.fast_path_stats()["hits"] == 2 and switch.asked == 0
 
 
 def test_disabled_by_environment(monkeypatch):
