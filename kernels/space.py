@@ -259,6 +259,9 @@ VARIANT_SETS = {
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),
+    # the row-major-B twins of what the col tables run (the col winners, x @ Wᵀ, as the first candidates for x @ W):
+    # what row-layout tables are tuned over
+    "tables_row": lambda: _row_twins(_committed_table_variants()),
     "all": lambda: enumerate(),
 }
 
@@ -267,6 +270,15 @@ def _committed_table_variants() -> list[KernelConfig]:
     from kernels.tuned_tables import table_variants
 
     return table_variants()
+
+
+def _row_twins(configs: list[KernelConfig]) -> list[KernelConfig]:
+    out: list[KernelConfig] = []
+    for cfg in configs:
+        twin = replace(cfg, b_layout="row")
+        if cfg.b_layout == "col" and twin not in out:
+            out.append(twin)
+    return out
 
 
 def variant_set(name: str) -> list[KernelConfig]:

@@ -7,6 +7,7 @@ CPU tensors pose as CUDA device 0 (Tensor.get_device is patched per test), the s
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 
@@ -419,8 +420,8 @@ def _gpu_dispatcher(choice: str, m: int, n: int, k: int):
     from kernels.tuned_tables import TunedTable
 
     if choice == "variant":
-        cfg = next(c for c in space.variant_set("default") if c.family == "sm90" and c.b_layout == "col"
-                   and c.acc == "f32" and space.supports(c, m, n, k))
+        cfg = next(c for c in space.variant_set(os.environ.get("HGEMM_TEST_SET", "default")) if c.family == "sm90"
+                   and c.b_layout == "col" and c.acc == "f32" and space.supports(c, m, n, k))
         runtime.load(cfg)  # from the cache (or built here)
         row = {"kernel": cfg.name, "config": cfg.to_dict(), "runtime": {}}
     elif choice == "cublaslt":
