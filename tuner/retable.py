@@ -123,16 +123,20 @@ def main(argv=None) -> int:
     source = Path(args.meta_from) if args.meta_from else out
     old = read_table(source) if source.exists() else {"meta": {"acc": acc, "arch": "sm90"}, "entries": []}
     meta = dict(old["meta"])
-    meta.pop("confirmed", None)  # a benchmark's corrections (tuner.confirm) describe the old entries, not these
-    meta["tuner"] = {**meta.get("tuner", {}), **objective.describe(), "min_speedup": args.min_speedup,
-                     "runs_merged": len(args.state)}
+    # "tuner" describes the col entries (the grid's layout, the one the benchmark's corrections apply to), "tuner_row"
+    # the row ones: a retable of one layout leaves the other's entries and description as they were
+    key = "tuner" if args.b_layout == "col" else f"tuner_{args.b_layout}"
+    if args.b_layout == "col":
+        meta.pop("confirmed", None)  # a benchmark's corrections (tuner.confirm) describe the old entries, not these
+    tuner = meta[key] = {**meta.get(key, {}), **objective.describe(), "min_speedup": args.min_speedup,
+                         "runs_merged": len(args.state)}
     if args.borrow_f32:
-        meta["tuner"].update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
+        tuner.update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
         if large is not None:
-            meta["tuner"]["borrow_large"] = {"flop": large[0], "margin": large[1]}
-    meta["tuner"].pop("graph", None)
+            tuner["borrow_large"] = {"flop": large[0], "margin": large[1]}
+    tuner.pop("graph", None)
     if graph is not None:
-        meta["tuner"]["graph"] = graph
+        tuner["graph"] = graph
     kept = [e for e in (old["entries"] if source == out else []) if e["b_layout"] != args.b_layout]
     write_table(out, meta, merge_entries(kept, entries))
     kinds = Counter(family(e["kernel"]) for e in entries)

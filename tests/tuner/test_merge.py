@@ -132,3 +132,33 @@ def test_retable_gives_captured_calls_the_fastest_kernel_and_eager_calls_the_che
     assert main(["--state", str(tmp_path / "run"), "--acc", "f16", "--objective", "call", "--out", str(out)]) == 0
     assert "graph" not in json.loads(out.read_text())["entries"][0]
     assert "graph" not in json.loads(out.read_text())["meta"]["tuner"]
+
+
+def test_a_row_retable_keeps_the_col_entries_and_their_description(tmp_path):
+    from tuner.lt_arms import lt_arm
+    from tuner.retable import main
+
+    (tmp_path / "run").mkdir()
+    with gzip.open(tmp_path / "run" / "finished_f32_row.jsonl.gz", "wt") as f:
+        f.write(json.dumps(record("64_4096_64", 10.0, {**trial("cublaslt", 8.8, 10.0), "arm": lt_arm(1).to_dict()}))
+                + "\n")
+    with gzip.open(tmp_path / "run" / "finished_f32_col.jsonl.gz", "wt") as f:
+        f.write(json.dumps(record("64_64_64", 10.0, {**trial("cublaslt", 8.0, 10.0), "arm": lt_arm(2).to_dict()}))
+                + "\n")
+    col = {**entry(128, "cublas", 5.0, 5.0), "config": {"kind": "gemmex_tn"}}
+    out = tmp_path / "sm90_f32.json"
+    described = {"acc": "f32", "arch": "sm90", "gpu": "H200", "date": "2026-12-01", "commit": "x", "driver": "580",
+                 "cuda": "13.0", "torch": "2.11", "tuner": {"objective": "call", "runs_merged": 5},
+                 "confirmed": {"runs": ["f32"], "eager": 3}}
+    out.write_text(json.dumps({"meta": described, "entries": [col]}))
+    assert main(["--state", str(tmp_path / "run"), "--acc", "f32", "--b-layout", "row", "--objective", "kernel",
+                 "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {(e["m"], e["b_layout"]) for e in data["entries"]} == {(128, "col"), (64, "row")}
+    assert data["meta"]["tuner"] == described["tuner"] and data["meta"]["confirmed"] == described["confirmed"]
+    assert data["meta"]["tuner_row"]["objective"] == "kernel" and data["meta"]["tuner_row"]["runs_merged"] == 1
+    # a col retable replaces the col entries and drops the corrections that described them; the row ones stay
+    assert main(["--state", str(tmp_path / "run"), "--acc", "f32", "--objective", "kernel", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {(e["m"], e["b_layout"]) for e in data["entries"]} == {(64, "col"), (64, "row")}
+    assert "confirmed" not in data["meta"] and data["meta"]["tuner_row"]["runs_merged"] == 1
