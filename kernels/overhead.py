@@ -143,8 +143,8 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
     return 0
 
 
-def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str) -> list:
-    """For one built sm90 and one built sm80 variant that run this shape: the dispatcher with the C fast path, the
+def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: str = "default") -> list:
+    """For one built sm90 and one built sm80 variant of `variant_set` that run this shape: the dispatcher with the C fast path, the
     dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side).
     Rows are (label, fn(a, b, out))."""
     from kernels import runtime, space
@@ -152,7 +152,7 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str) -> list:
 
     rows = []
     for family in ("sm90", "sm80"):
-        for cfg in space.variant_set("default"):
+        for cfg in space.variant_set(variant_set):
             if cfg.family != family or cfg.b_layout != b_layout or cfg.acc != acc or not space.supports(cfg, m, n, k):
                 continue
             try:
@@ -173,8 +173,8 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str) -> list:
 
 
 class RotatingOperands:
-    """`copies` sets of (a, b, out) handed out in turn: with more copies than a variant's launch cache holds (16 per
-    thread), every call misses it, as in the per-call benchmark (tuner/timing.py) or a caller with fresh tensors."""
+    """`copies` sets of (a, b, out) handed out in turn: every call moves the operands, as in the per-call benchmark
+    (tuner/timing.py) or for a caller with fresh tensors."""
 
     def __init__(self, m: int, n: int, k: int, b_layout: str, copies: int):
         import torch
@@ -201,9 +201,11 @@ def main(argv=None) -> int:
     parser.add_argument("--acc", default="f32", choices=("f32", "f16"))
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--stub", action="store_true", help="no GPU: time the Python side against C stubs")
+    parser.add_argument("--set", default="default", help="variant set to take the built sm90 / sm80 rows from")
     parser.add_argument("--rotate", type=int, default=1, metavar="N",
-                        help="each call on the next of N operand sets (N > 16: every call misses the variants' launch "
-                             "caches, as in the per-call benchmark); 1: the same operands every call")
+                        help="each call on the next of N operand sets (as in the per-call benchmark, or a caller with "
+                             "fresh tensors: the variants' launch caches retarget their prepared launches, or with "
+                             "HGEMM_RETARGET=0 prepare them again); 1: the same operands every call")
     args = parser.parse_args(argv)
     m, n, k = (int(x) for x in args.shape.split("x"))
     if args.rotate < 1:
@@ -215,7 +217,7 @@ def main(argv=None) -> int:
     operands = RotatingOperands(m, n, k, args.b_layout, args.rotate)
     gemmex_arm, lt_arm = CublasArm("gemmex"), CublasArm("lt_heuristic")
     sel = kernels.get_dispatcher().select(m, n, k, args.b_layout, args.acc)
-    rows = variant_rows(m, n, k, args.b_layout, args.acc) + [
+    rows = variant_rows(m, n, k, args.b_layout, args.acc, args.set) + [
         (f"kernels.gemm (cached; runs {sel.kernel}, fallback={sel.fallback})",
          lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc, out=out)),
         ("kernels.gemm, allocating out", lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),

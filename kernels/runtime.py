@@ -6,7 +6,8 @@
 The call path is kept lean (target ≤ 6 µs host time per cached dispatch): a launcher closure per knob set, one ctypes
 struct per thread filled with one struct.pack_into and passed by address (argtypes set once), the stream handle read
 as an int, and a workspace cached per (device, stream) that only grows. The C side caches the prepared CUTLASS params
-per (pointers, shape, strides, knobs, workspace, device), so a repeated call goes straight to the launch.
+per (shape, strides, knobs, workspace, device) and retargets them when only the operand pointers moved (TMA
+descriptor addresses patched, not re-encoded), so a repeated call goes straight to the launch.
 """
 from __future__ import annotations
 
@@ -102,6 +103,11 @@ def _workspace(device: int, stream: int, nbytes: int):
                 buf = torch.empty(size, dtype=torch.uint8, device=f"cuda:{device}")
                 _workspaces[key] = buf
     return buf
+
+
+class hgemm_cache_stats_t(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in
+                ("hits", "retargeted", "prepared", "retarget_checked", "retarget_refused")]
 
 
 class _ThreadState(threading.local):
@@ -268,6 +274,15 @@ class CompiledKernel:
         tensor = _workspace(device, stream, nbytes)
         ws = self._local.ws = (device, stream, tensor.data_ptr(), tensor.numel(), tensor)
         return ws
+
+    def cache_stats(self) -> dict[str, int]:
+        """This thread's launch-cache counts for this variant (hgemm_cache_stats): calls that hit as prepared, that
+        were retargeted to moved operands, that prepared in full; first retargets checked, and refused."""
+        stats = hgemm_cache_stats_t()
+        fn = self._lib.hgemm_cache_stats
+        fn.argtypes, fn.restype = [ctypes.POINTER(hgemm_cache_stats_t)], None
+        fn(ctypes.byref(stats))
+        return {name: getattr(stats, name) for name, _ in hgemm_cache_stats_t._fields_}
 
     def can_implement(self, a, b, out, *, raster=0, swizzle=0, splits=0) -> int:
         """0 when this variant can run the problem with these knobs, else a status code (see describe_status)."""

@@ -31,10 +31,17 @@ typedef struct {
 #define HGEMM_EXPORT __attribute__((visibility("default")))
 #endif
 
+// This thread's launch-cache counts for this variant (hgemm_common.cuh, prepared_launch): calls served as they were
+// prepared, retargeted to other operands, prepared in full; retargets checked against a full prepare, and refused.
+typedef struct {
+  uint64_t hits, retargeted, prepared, retarget_checked, retarget_refused;
+} hgemm_cache_stats_t;
+
 HGEMM_EXPORT int hgemm_run(const hgemm_args_t* args);
 HGEMM_EXPORT size_t hgemm_workspace_bytes(const hgemm_args_t* args);
 HGEMM_EXPORT int hgemm_can_implement(const hgemm_args_t* args);
 HGEMM_EXPORT const char* hgemm_variant_name(void);
+HGEMM_EXPORT void hgemm_cache_stats(hgemm_cache_stats_t* out);
 
 #ifdef __cplusplus
 }

@@ -47,3 +47,10 @@ def test_variant_compiles_and_exports_the_abi(cfg):
     args.A = args.B = args.C = 1 << 20  # fake but aligned addresses; K = 511 is not a multiple of 8
     args.M, args.N, args.K, args.lda, args.ldb, args.ldc = 127, 256, 511, 511, 511 if cfg.b_layout == "col" else 256, 256
     assert lib.hgemm_can_implement(ctypes.byref(args)) == HGEMM_ERR_UNSUPPORTED
+
+    # a fresh thread's launch cache counts nothing yet (the export exists; the counts are read without a GPU)
+    from kernels.runtime import hgemm_cache_stats_t
+    stats = hgemm_cache_stats_t(hits=7)
+    lib.hgemm_cache_stats.argtypes = [ctypes.POINTER(hgemm_cache_stats_t)]
+    lib.hgemm_cache_stats(ctypes.byref(stats))
+    assert (stats.hits, stats.retargeted, stats.prepared, stats.retarget_checked, stats.retarget_refused) == (0,) * 5

@@ -228,3 +228,51 @@ def test_back_to_back_dependent_gemms_see_each_others_results(torch, cfg):
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(result, expected)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
+def test_moving_operands_retarget_the_prepared_launch(torch, cfg):
+    """Callers rotate buffers (the caching allocator, a server's requests, the per-call benchmark): the launch cache
+    keys on everything but the pointers and retargets a prepared launch to the call's operands (sm90: the TMA
+    descriptors' addresses). More operand sets than the cache has slots, two shapes interleaved, every call poisoned
+    and checked against fp64; a graph captured before the moves still replays its own operands."""
+    kernel = kernel_for(cfg)
+    shapes = [(192, 256, 512), (64, 384, 1024)]
+    splits = max(s for s in space.runtime_knobs(cfg)["splits"] if s <= 4)  # > 1: split/stream-K workspaces too
+    sets = {shape: [operands(torch, cfg, *shape) for _ in range(20)] for shape in shapes}
+    refs = {shape: [reference(cfg, a, b) for a, b in sets[shape]] for shape in shapes}
+    before = kernel.cache_stats()
+    for rnd in range(2):
+        for i in range(20):
+            for shape in shapes:
+                m, n, k = shape
+                a, b = sets[shape][i]
+                out = poisoned(torch, m, n)
+                kernel(a, b, out, splits=splits if rnd else 0)
+                torch.cuda.synchronize()
+                assert not out.isnan().any(), (shape, i, rnd)
+                assert rel_err(out, refs[shape][i]) <= tol(cfg, k), (shape, i, rnd)
+    after = kernel.cache_stats()
+    moved = {key: after[key] - before[key] for key in after}
+    assert moved["retarget_refused"] == 0, moved
+    assert moved["retarget_checked"] >= 1 and moved["retargeted"] >= 60, moved
+
+    m, n, k = shapes[0]
+    (a0, b0), out0 = sets[shapes[0]][0], poisoned(torch, m, n)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        kernel(a0, b0, out0)  # warm-up on the capture stream
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph, stream=stream):
+        kernel(a0, b0, out0)
+    for i in (1, 2, 3):  # eager calls retarget the entry the capture used
+        a, b = sets[shapes[0]][i]
+        out = poisoned(torch, m, n)
+        kernel(a, b, out)
+    out0.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert rel_err(out0, refs[shapes[0]][0]) <= tol(cfg, k)

@@ -37,7 +37,25 @@ CACHE_TEST = r'''
 #include <thread>
 #include "hgemm_common.cuh"
 
-struct Value { int id; };
+// A stand-in for a variant's prepared params: which operands it points at, and which prepare built it.
+struct Value { const void* A; const void* B; void* C; int built_by; };
+
+static int prepares = 0, retargets = 0;
+static bool honest_retarget = true;  // false: a variant whose retarget misses part of the params
+
+static int prepare(const hgemm_args_t* p, Value* v) {
+  if (uintptr_t(p->A) & 15) return HGEMM_ERR_UNSUPPORTED;  // misaligned: what check_problem refuses
+  *v = Value{p->A, p->B, p->C, ++prepares};
+  return HGEMM_OK;
+}
+static int retarget(const hgemm_args_t* p, Value* v) {
+  ++retargets;
+  if (uintptr_t(p->A) & 15) return HGEMM_ERR_UNSUPPORTED;  // checked before anything changes
+  v->A = p->A; v->B = p->B;
+  if (honest_retarget) v->C = p->C;
+  return HGEMM_OK;
+}
+static bool same(const Value& x, const Value& y) { return x.A == y.A && x.B == y.B && x.C == y.C; }
 
 static hgemm_args_t base() {
   hgemm_args_t p = {};
@@ -48,64 +66,110 @@ static hgemm_args_t base() {
   return p;
 }
 
+static hgemm_args_t moved(int i) {  // the same problem on other operands
+  hgemm_args_t p = base();
+  const uintptr_t base_address = uintptr_t(0x10000) * uintptr_t(i + 2);
+  p.A = (const void*)base_address; p.B = (const void*)(base_address + 0x100);
+  p.C = (void*)(base_address + 0x200);
+  return p;
+}
+
 #define EXPECT(cond) do { if (!(cond)) { std::printf("FAILED line %d: %s\n", __LINE__, #cond); return 1; } } while (0)
 
+template <int kSlots>
+static int run(hgemm::LaunchCache<Value, kSlots>& cache, const hgemm_args_t& p, Value** out) {
+  return hgemm::prepared_launch(cache, &p, 0, prepare, retarget, same, out);
+}
+
+static bool points_at(const Value* v, const hgemm_args_t& p) { return v->A == p.A && v->B == p.B && v->C == p.C; }
+
 int main() {
-  hgemm::LaunchCache<Value, 4> cache;
   // One cache per thread: the same one on every call of a thread, another one on another thread.
   hgemm::LaunchCache<Value>* here = &hgemm::thread_launch_cache<Value>();
   hgemm::LaunchCache<Value>* there = nullptr;
   std::thread other([&] { there = &hgemm::thread_launch_cache<Value>(); });
   other.join();
   EXPECT(here == &hgemm::thread_launch_cache<Value>() && there != nullptr && there != here);
-  const hgemm_args_t p = base();
-  EXPECT(cache.find(hgemm::launch_key(&p, 0)) == nullptr);
-  cache.insert(hgemm::launch_key(&p, 0), Value{7});
-  EXPECT(cache.find(hgemm::launch_key(&p, 0)) && cache.find(hgemm::launch_key(&p, 0))->id == 7);
 
-  // The stream is not part of the key (params do not depend on it) ...
-  hgemm_args_t q = base();
+  // The key: every field the params are computed from except the operand pointers and the stream.
+  hgemm::LaunchCache<Value, 4> keys;
+  const hgemm_args_t p = base();
+  EXPECT(keys.find(hgemm::launch_key(&p, 0)) == nullptr);
+  keys.insert(hgemm::launch_key(&p, 0), hgemm::targets_of(&p), Value{p.A, p.B, p.C, 7});
+  EXPECT(keys.find(hgemm::launch_key(&p, 0)) && keys.find(hgemm::launch_key(&p, 0))->value.built_by == 7);
+  hgemm_args_t q = moved(0);
   q.stream = (void*)0x9999;
-  EXPECT(cache.find(hgemm::launch_key(&q, 0)) != nullptr);
-  // ... but every field that goes into the params is: each single change misses.
-  EXPECT(cache.find(hgemm::launch_key(&p, 1)) == nullptr);  // device
-  for (int field = 0; field < 14; ++field) {
+  EXPECT(keys.find(hgemm::launch_key(&q, 0)) != nullptr);
+  EXPECT(keys.find(hgemm::launch_key(&p, 1)) == nullptr);  // device
+  for (int field = 0; field < 11; ++field) {
     q = base();
     switch (field) {
-      case 0: q.A = (const void*)0x1010; break;
-      case 1: q.B = (const void*)0x2010; break;
-      case 2: q.C = (void*)0x3010; break;
-      case 3: q.M += 1; break;
-      case 4: q.N += 8; break;
-      case 5: q.K += 8; break;
-      case 6: q.lda += 8; break;
-      case 7: q.ldb += 8; break;
-      case 8: q.ldc += 8; break;
-      case 9: q.workspace = (void*)0x4010; break;
-      case 10: q.workspace_bytes += 1; break;
-      case 11: q.raster = 2; break;
-      case 12: q.swizzle = 4; break;
-      case 13: q.splits = 1; break;
+      case 0: q.M += 1; break;
+      case 1: q.N += 8; break;
+      case 2: q.K += 8; break;
+      case 3: q.lda += 8; break;
+      case 4: q.ldb += 8; break;
+      case 5: q.ldc += 8; break;
+      case 6: q.workspace = (void*)0x4010; break;
+      case 7: q.workspace_bytes += 1; break;
+      case 8: q.raster = 2; break;
+      case 9: q.swizzle = 4; break;
+      case 10: q.splits = 1; break;
     }
-    if (cache.find(hgemm::launch_key(&q, 0)) != nullptr) {
+    if (keys.find(hgemm::launch_key(&q, 0)) != nullptr) {
       std::printf("FAILED: field %d not in the key\n", field);
       return 1;
     }
   }
 
-  // LRU: fill 4 slots, touch the oldest, insert a 5th: the least recently used one (id 1) goes.
+  // prepared_launch: a miss prepares; the same operands hit; the first move prepares in full and checks a retarget
+  // against it; later moves only retarget, and every launch points at the call's operands.
+  hgemm::LaunchCache<Value, 4> cache;
+  Value* v = nullptr;
+  EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && prepares == 1);
+  EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && prepares == 1 && cache.stats.hits == 1);
+  EXPECT(run(cache, moved(0), &v) == HGEMM_OK && points_at(v, moved(0)) && prepares == 2);
+  EXPECT(cache.stats.retarget_checked == 1 && cache.stats.retarget_refused == 0 && cache.size() == 1);
+  for (int i = 1; i < 40; ++i) {
+    EXPECT(run(cache, moved(i % 7), &v) == HGEMM_OK && points_at(v, moved(i % 7)));
+  }
+  EXPECT(prepares == 2 && cache.stats.retargeted == 39 && cache.stats.prepared == 2);
+  EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && prepares == 2);
+
+  // Misaligned operands: the call fails as a fresh prepare would, and the entry keeps its operands.
+  hgemm_args_t bad = moved(3);
+  bad.A = (const void*)0x10008;
+  EXPECT(run(cache, bad, &v) == HGEMM_ERR_UNSUPPORTED);
+  EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && cache.stats.retarget_refused == 0);
+
+  // A retarget that disagrees with a full prepare is refused for that entry: every move then prepares in full.
+  honest_retarget = false;
+  hgemm::LaunchCache<Value, 4> wary;
+  hgemm_args_t r = base();
+  r.M = 100;
+  EXPECT(run(wary, r, &v) == HGEMM_OK);
+  int before = prepares;
+  for (int i = 0; i < 5; ++i) {
+    hgemm_args_t m = moved(i);
+    m.M = 100;
+    EXPECT(run(wary, m, &v) == HGEMM_OK && points_at(v, m));
+  }
+  EXPECT(prepares == before + 5 && wary.stats.retarget_refused == 1 && wary.stats.retargeted == 0);
+  honest_retarget = true;
+
+  // LRU: fill 4 slots, touch the oldest, insert a 5th: the least recently used one (M = 101) goes.
   hgemm::LaunchCache<Value, 4> lru;
   hgemm_args_t k[5];
   for (int i = 0; i < 5; ++i) { k[i] = base(); k[i].M = 100 + i; }
-  for (int i = 0; i < 4; ++i) lru.insert(hgemm::launch_key(&k[i], 0), Value{i});
+  for (int i = 0; i < 4; ++i) lru.insert(hgemm::launch_key(&k[i], 0), hgemm::targets_of(&k[i]), Value{0, 0, 0, i});
   EXPECT(lru.size() == 4);
-  EXPECT(lru.find(hgemm::launch_key(&k[0], 0))->id == 0);  // now the most recently used
-  lru.insert(hgemm::launch_key(&k[4], 0), Value{4});
+  EXPECT(lru.find(hgemm::launch_key(&k[0], 0))->value.built_by == 0);  // now the most recently used
+  lru.insert(hgemm::launch_key(&k[4], 0), hgemm::targets_of(&k[4]), Value{0, 0, 0, 4});
   EXPECT(lru.size() == 4);
   EXPECT(lru.find(hgemm::launch_key(&k[1], 0)) == nullptr);
   for (int i : {0, 2, 3, 4}) {
-    Value* v = lru.find(hgemm::launch_key(&k[i], 0));
-    EXPECT(v != nullptr && v->id == i);
+    auto* slot = lru.find(hgemm::launch_key(&k[i], 0));
+    EXPECT(slot != nullptr && slot->value.built_by == i);
   }
   std::printf("OK\n");
   return 0;
@@ -114,7 +178,7 @@ int main() {
 
 
 @pytest.mark.skipif(shutil.which("c++") is None or _cuda_include() is None, reason="needs c++ and the CUDA headers")
-def test_launch_cache_keys_on_every_param_input_and_evicts_lru(tmp_path):
+def test_launch_cache_keys_on_params_not_pointers_retargets_once_checked_and_evicts_lru(tmp_path):
     src, exe = tmp_path / "cache_test.cpp", tmp_path / "cache_test"
     src.write_text(CACHE_TEST)
     subprocess.run(["c++", "-std=c++17", "-O1", "-pthread", "-I", str(CODEGEN_DIR), "-I", str(_cuda_include()),
