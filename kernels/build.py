@@ -280,6 +280,10 @@ def run_jobs(jobs: list[Job], n_jobs: int | None = None, dry_run: bool = False,
         foreign = None if so_path.is_file() else foreign_build(job, ver)
         if so_path.is_file() or foreign is not None:
             result.path, result.cached = foreign or so_path, True
+            if foreign is None and not _paths(job, key)[1].is_file():
+                # ninja's atomic rename made the .so; its manifest is written when that build ends (or never, if it
+                # was stopped): write it now, so a pack made meanwhile can serve other machines as a foreign build
+                _write_manifest(job, key, ver, None)
         elif dry_run:
             result.planned = True
         elif not nvcc:
@@ -310,6 +314,16 @@ def _run_ninja(ninja: str, n_jobs: int, cwd: Path, deadline_s: float | None) -> 
         return out, True
 
 
+def _write_manifest(job: Job, key: str, nvcc_ver: str, compile_s: float | None) -> None:
+    manifest = {"name": job.name, "key": key, "source_key": job.source_key(), "nvcc": nvcc_ver,
+                "cutlass": job.cutlass, "gencode": list(job.gencode), "flags": list(job.flags),
+                "libs": list(job.libs), "compile_s": compile_s, "built_at": time.time(), "config": job.config}
+    path = _paths(job, key)[1]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, path)  # atomic: a concurrent reader (foreign_build, pack) never sees half a manifest
+
+
 def _compile(todo, nvcc: str, nvcc_ver: str, n_jobs: int, deadline_s: float | None = None) -> None:
     build_dir = cache_dir() / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -328,11 +342,7 @@ def _compile(todo, nvcc: str, nvcc_ver: str, n_jobs: int, deadline_s: float | No
         result.seconds = times.get(str(so_path))
         if so_path.is_file():
             result.path = so_path
-            manifest = {"name": job.name, "key": key, "source_key": job.source_key(), "nvcc": nvcc_ver,
-                        "cutlass": job.cutlass, "gencode": list(job.gencode), "flags": list(job.flags),
-                        "libs": list(job.libs), "compile_s": result.seconds, "built_at": time.time(),
-                        "config": job.config}
-            _paths(job, key)[1].write_text(json.dumps(manifest, indent=1))
+            _write_manifest(job, key, nvcc_ver, result.seconds)
         elif timed_out:
             result.error = f"not built: the {deadline_s:.0f} s build deadline passed"
         else:

@@ -405,3 +405,25 @@ def test_pack_can_hold_just_the_objects_of_one_build(cache, tmp_path):
         assert sorted(tar.getnames()) == ["lib/b-2.json", "lib/b-2.so"]
     with tarfile.open(build.pack(tmp_path / "all.tar.gz")) as tar:
         assert len(tar.getnames()) == 4
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_a_cached_object_without_its_manifest_gets_one_so_packs_of_it_serve_other_machines(cache, monkeypatch,
+                                                                                           tmp_path):
+    """ninja renames each finished .so into place, but the manifests are written when the whole build ends: an object
+    finished by a build still running (or stopped) has none, and a pack of it would not be found as a foreign build
+    on the GPU host (session 11 lost a device call to that). Finding it cached writes the manifest."""
+    monkeypatch.setattr(build, "nvcc_version", lambda nvcc=None: LOCAL)
+    job = build.variant_job(SM80)
+    so, manifest = build._paths(job, job.key(LOCAL))
+    so.parent.mkdir(parents=True, exist_ok=True)
+    src = tmp_path / "obj.c"
+    src.write_text("int marker(void) { return 1; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    assert not manifest.exists()
+    report = build.run_jobs([job], dry_run=True)
+    assert report.variants[0].cached and manifest.is_file()
+    meta = __import__("json").loads(manifest.read_text())
+    assert meta["source_key"] == job.source_key() and meta["nvcc"] == LOCAL and meta["compile_s"] is None
+    other_host = LOCAL.replace("gcc (Debian 12.2.0) 12.2.0", "gcc (Ubuntu 13.2.0) 13.2.0")
+    assert build.foreign_build(job, other_host) == so  # what the other machine finds in a pack of it
