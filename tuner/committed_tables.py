@@ -19,6 +19,9 @@ TABLES = REPO / "kernels" / "tables"
 RECORDS = ("benchmarks/h200-2026-11-30-s3/tune", "benchmarks/h200-2026-11-30-s2/tune",
            "benchmarks/h200-2026-12-01-s5/tune_pdl", "benchmarks/h200-2026-12-01-s6/tune_pdl34",
            "benchmarks/h200-2026-12-01-s7/tune_pdl_mid")
+# B row-major (x @ W) entries: tuned in session 10 over the row twins of what the col tables run (variant set
+# tables_row), the same objectives; written after the col entries and their corrections (which are col-only).
+ROW_RECORDS: tuple[str, ...] = ("benchmarks/h200-2026-12-01-s10/tune_row",)
 # Eager calls: host + kernel time, PDL twins costed as lone calls, never below 0.8x of the best kernel; calls captured
 # into a CUDA graph: kernel time alone (docs/dispatch.md).
 COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph-objective", "kernel")
@@ -53,6 +56,11 @@ def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
             "--out", str(table_path(acc, out_dir))]
 
 
+def row_retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
+    states = [arg for record in ROW_RECORDS for arg in ("--state", str(REPO / record))]
+    return [*states, "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
+
+
 def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES) -> list[str]:
     runs = [arg for run_acc, results, table in CONFIRM_ROUNDS[round_index][acc]
             for arg in ("--run", f"{run_acc}={REPO / results},{REPO / table}")]
@@ -60,6 +68,9 @@ def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES) -> list[str
 
 
 def main(argv=None) -> int:
+    import shutil
+    import tempfile
+
     from tuner import confirm, retable
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", type=Path, default=TABLES)
@@ -70,12 +81,19 @@ def main(argv=None) -> int:
                         f"{CONFIRM_ROUNDS_BY_DEFAULT}, 0: none)")
     args = p.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for acc in args.acc or EXTRA:
-        if rc := retable.main(retable_argv(acc, args.out_dir)):
-            return rc
-        for round_index in range(args.confirm_rounds):
-            if rc := confirm.main(confirm_argv(acc, round_index, args.out_dir)):
+    # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
+    # over, so building in place would feed the old row entries into the col steps (not what a clean build makes).
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for acc in args.acc or EXTRA:
+            if rc := retable.main(retable_argv(acc, work)):
                 return rc
+            for round_index in range(args.confirm_rounds):
+                if rc := confirm.main(confirm_argv(acc, round_index, work)):
+                    return rc
+            if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work))):
+                return rc
+            shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0
 
 
