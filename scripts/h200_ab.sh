@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Candidate tables against the committed ones on the H200, both roles in one call (tuner/ab.py says why):
 #   OUT=dir CAND=dir/with/sm90_<acc>.json SHAPES_fp32=file SHAPES_fp16=file [ACCS="fp32 fp16"] [DEADLINE=150]
-#     bash scripts/h200_ab.sh
+#     [B_LAYOUT=row] bash scripts/h200_ab.sh
 # For each accumulator: A (ours = CAND, ours[committed] = kernels/tables) and B (ours = committed, ours[cand] = CAND)
 # on that accumulator's M_N_K list, torch.matmul alongside; then `python -m tuner.ab` prints the table.
 # Returns summary.txt and ab.tar.gz (both runs' results per accumulator).
@@ -19,7 +19,8 @@ for acc in $ACCS; do
     if [ $role = A ]; then X=(--tables "$CAND" --also_tables committed=$W/committed); else X=(--also_tables cand="$CAND"); fi
     timeout --signal=INT --kill-after=20 "${DEADLINE:-150}" ./eval_one_file.sh --grid "$shapes" --acc_precise $acc \
       --warmup_seconds ${WARMUP_S:-0.05} --benchmark_seconds ${BENCH_S:-0.2} --base_dir $W/${acc}_$role \
-      --gpu_device_id 0 --mode offline --timing both --baselines torch.matmul "${X[@]}" > $W/${acc}_$role.log 2>&1
+      --gpu_device_id 0 --mode offline --timing both --baselines torch.matmul ${B_LAYOUT:+--b_layout $B_LAYOUT} \
+      "${X[@]}" > $W/${acc}_$role.log 2>&1
     echo "$acc $role rc=$? at ${SECONDS}s" | tee -a "$OUT/summary.txt"
     [ -f $W/${acc}_$role/results.json ] && runs+=($W/${acc}_$role)
   done

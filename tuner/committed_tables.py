@@ -5,6 +5,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
     python -m tuner.committed_tables                     # rewrite kernels/tables/sm90_{f32,f16}.json
     python -m tuner.committed_tables --out-dir /tmp/t    # build elsewhere (meta taken from the committed files)
     python -m tuner.committed_tables --confirm-rounds 1 --out-dir /tmp/t1   # only the first round of corrections
+    python -m tuner.committed_tables --confirm-row-rounds 1 --out-dir /tmp/r1   # the row entries' first round too
 """
 from __future__ import annotations
 
@@ -44,6 +45,16 @@ CONFIRM_ROUNDS = (
              ("f32", f"{GRID9}/fp32/results.json.gz", f"{GRID9}/tables/sm90_f32.json.gz"))},
 )
 CONFIRM_ROUNDS_BY_DEFAULT = 2
+# The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
+# session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); built on demand, off by
+# default until an A/B on the H200 (scripts/h200_ab.sh) says it is faster.
+GRID11_ROW = "benchmarks/h200-2026-12-01-s11/call2_grid_row"
+ROW_CONFIRM_ROUNDS = (
+    {"f32": (("f32", f"{GRID11_ROW}/fp32/results.json.gz", f"{GRID11_ROW}/tables/sm90_f32.json.gz"),),
+     "f16": (("f16", f"{GRID11_ROW}/fp16/results.json.gz", f"{GRID11_ROW}/tables/sm90_f16.json.gz"),
+             ("f32", f"{GRID11_ROW}/fp32/results.json.gz", f"{GRID11_ROW}/tables/sm90_f32.json.gz"))},
+)
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 0
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -61,8 +72,8 @@ def row_retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
     return [*states, "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
 
 
-def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES) -> list[str]:
-    runs = [arg for run_acc, results, table in CONFIRM_ROUNDS[round_index][acc]
+def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES, rounds=CONFIRM_ROUNDS) -> list[str]:
+    runs = [arg for run_acc, results, table in rounds[round_index][acc]
             for arg in ("--run", f"{run_acc}={REPO / results},{REPO / table}")]
     return ["--table", str(table_path(acc, out_dir)), *runs, "--out", str(table_path(acc, out_dir))]
 
@@ -79,6 +90,10 @@ def main(argv=None) -> int:
                    choices=range(len(CONFIRM_ROUNDS) + 1),
                    help=f"apply the first N rounds of grid-benchmark corrections (CONFIRM_ROUNDS; default "
                         f"{CONFIRM_ROUNDS_BY_DEFAULT}, 0: none)")
+    p.add_argument("--confirm-row-rounds", type=int, default=ROW_CONFIRM_ROUNDS_BY_DEFAULT,
+                   choices=range(len(ROW_CONFIRM_ROUNDS) + 1),
+                   help=f"the same for the B row-major entries (ROW_CONFIRM_ROUNDS; default "
+                        f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
     args = p.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
@@ -93,6 +108,9 @@ def main(argv=None) -> int:
                     return rc
             if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work))):
                 return rc
+            for round_index in range(args.confirm_row_rounds):
+                if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):
+                    return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0
 

@@ -6,7 +6,9 @@ sustained load, where memory-bound and power-limited kernels rank differently (s
 16384x16384x128 f32 was 8% faster than cuBLAS in tuning and 13% slower in the benchmark). The benchmark's cuBLAS and
 cuBLASLt baselines are the dispatcher's own arms (`kernels.cublas.CublasArm`: `cuBLAS-tn` is the `gemmex_tn` arm,
 `cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list), so a baseline's time is
-that arm's time.
+that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
+(`cuBLAS-nn` is `gemmex_nn`, `cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the
+entries of its own layout.
 
 Two roles per entry, as the benchmark measures them: kernel-only time (CUDA graph replay) judges the entry's graph
 choice, per-call time its eager choice. An f16 table may also take fp32-accumulating arms (more precise): the f32
@@ -29,11 +31,16 @@ ARM_KEYS = ("kernel", "config", "runtime", "acc")
 ENTRY_ORDER = ("m", "n", "k", "b_layout", "kernel", "config", "runtime", "acc", "us", "cublas_us")
 
 
-def baseline_arm(name: str, info: dict) -> dict | None:
-    """The table arm a baseline ran, or None when it is not one of ours (torch.matmul, NN layouts)."""
-    if name == "cuBLAS-tn":
-        return {"kernel": "cublas", "config": {"kind": "gemmex_tn"}, "runtime": dict(NO_KNOBS)}
-    if name == "cuBLASLt-auto-tuning-tn" and "algo_index" in info:
+LAYOUT_SUFFIX = {"col": "tn", "row": "nn"}   # the baselines that ran B in a table layout's form
+
+
+def baseline_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
+    """The table arm a baseline ran in a `b_layout` run, or None when it is not one of that layout's arms
+    (torch.matmul; the other layout's cuBLAS form)."""
+    suffix = LAYOUT_SUFFIX[b_layout]
+    if name == f"cuBLAS-{suffix}":
+        return {"kernel": "cublas", "config": {"kind": f"gemmex_{suffix}"}, "runtime": dict(NO_KNOBS)}
+    if name == f"cuBLASLt-auto-tuning-{suffix}" and "algo_index" in info:
         return {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": int(info["algo_index"])},
                 "runtime": dict(NO_KNOBS)}
     return None
@@ -51,15 +58,17 @@ class Run:
     acc: str                  # "f32" / "f16": the accumulator the run asked for
     results: dict             # mnk -> {competitor: result}
     table: dict               # (m, n, k, b_layout) -> entry of the table the run measured
+    b_layout: str = "col"     # the layout the run gave ours (and the entries it can correct)
 
     @classmethod
     def load(cls, acc: str, results_path, table_path) -> "Run":
         results = read_json(results_path)
-        if results["meta"].get("b_layout", "col") != "col":
-            raise ValueError(f"{results_path}: only B column-major runs confirm tables (got {results['meta']})")
+        b_layout = results["meta"].get("b_layout", "col")
+        if b_layout not in LAYOUT_SUFFIX:
+            raise ValueError(f"{results_path}: unknown b_layout {b_layout!r}")
         table = read_json(table_path)
         return cls(acc, {s["mnk"]: s["competitors"] for s in results["shapes"]},
-                     {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]})
+                   {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}, b_layout)
 
 
 def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dict, dict]]:
@@ -75,10 +84,10 @@ def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dic
             continue
         if name == "ours":
             m, n, k = (int(x) for x in mnk.split("_"))
-            entry = run.table.get((m, n, k, "col"))
+            entry = run.table.get((m, n, k, run.b_layout))
             arm = choice(entry, role) if entry is not None else None
         else:
-            arm = baseline_arm(name, result.get("info") or {})
+            arm = baseline_arm(name, result.get("info") or {}, run.b_layout)
         if arm is not None:
             if run.acc == "f32":
                 arm["acc"] = "f32"   # marks an fp32-accumulating arm; dropped again in an f32 table
@@ -94,6 +103,8 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
         raise ValueError(f"margin must be in (0, 1], got {margin}")
     if runs[0].acc != acc or any(r.acc not in (acc, "f32") for r in runs):
         raise ValueError(f"runs {[r.acc for r in runs]} cannot confirm an {acc} table (first: its own run)")
+    if len({r.b_layout for r in runs}) != 1:
+        raise ValueError(f"runs of one B layout correct a table together, got {[r.b_layout for r in runs]}")
     own = runs[0]
     out, counts = [], {"graph": 0, "eager": 0, "changed_since_benchmark": 0, "not_benchmarked": 0}
     for entry in entries:
@@ -101,7 +112,7 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
         mnk = f"{entry['m']}_{entry['n']}_{entry['k']}"
         measured = own.results.get(mnk) or {}
         ours, reference = measured.get("ours"), measured.get(REFERENCE)
-        if entry["b_layout"] != "col" or not all(r and r.get("ok") for r in (ours, reference)):
+        if entry["b_layout"] != own.b_layout or not all(r and r.get("ok") for r in (ours, reference)):
             counts["not_benchmarked"] += 1
             out.append(entry)
             continue
@@ -169,12 +180,15 @@ def main(argv=None) -> int:
     except ValueError as error:
         p.error(str(error))
     # the corrected table's own totals (meta.tuner keeps what tuning chose)
-    totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in entries),
-              "graph_alternatives": sum("graph" in e for e in entries)}
+    layout = runs[0].b_layout
+    mine = [e for e in entries if e["b_layout"] == layout]
+    totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
+              "graph_alternatives": sum("graph" in e for e in mine)}
     this_round = {"runs": [spec.split("=", 1)[0] for spec in args.run], "margin": args.margin, **counts, **totals}
-    if "confirmed" in table["meta"]:  # a table corrected before: keep that round's record under this one's
-        this_round["after"] = table["meta"]["confirmed"]
-    meta = {**table["meta"], "confirmed": this_round}
+    record = "confirmed" if layout == "col" else f"confirmed_{layout}"  # the col record predates row corrections
+    if record in table["meta"]:  # a table corrected before: keep that round's record under this one's
+        this_round["after"] = table["meta"][record]
+    meta = {**table["meta"], record: this_round}
     write_table(args.out, meta, entries)
     print(json.dumps({"table": args.out, **counts}))
     return 0

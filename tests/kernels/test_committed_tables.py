@@ -121,3 +121,24 @@ def test_each_round_of_benchmark_corrections_builds_and_changes_only_a_few_entri
             record, depth = record["after"], depth + 1
         assert depth == rounds
     assert load_tables("sm90")["f32"].entries == built[CONFIRM_ROUNDS_BY_DEFAULT].entries
+
+
+def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(tmp_path, capsys):
+    """--confirm-row-rounds N: the row entries corrected by `--b_layout row` grid runs (ROW_CONFIRM_ROUNDS); the col
+    entries and their record stay as they are, the row round is recorded apart (meta confirmed_row)."""
+    from tuner.committed_tables import ROW_CONFIRM_ROUNDS, ROW_CONFIRM_ROUNDS_BY_DEFAULT, main
+    built = []
+    for rounds in range(len(ROW_CONFIRM_ROUNDS) + 1):
+        out = tmp_path / str(rounds)
+        assert main(["--out-dir", str(out), "--acc", "f16", "--confirm-row-rounds", str(rounds)]) == 0
+        built.append(load_tables("sm90", out)["f16"])
+    capsys.readouterr()
+    for rounds in range(1, len(built)):
+        before, after = built[rounds - 1], built[rounds]
+        changed = [key for key, entry in after.entries.items() if entry != before.entries[key]]
+        assert changed and all(key[3] == "row" for key in changed)
+        assert len(changed) < sum(key[3] == "row" for key in before.entries) // 5
+        assert after.meta["confirmed"] == before.meta["confirmed"]
+        record = after.meta["confirmed_row"]
+        assert record["graph"] + record["eager"] >= len(changed)
+    assert load_tables("sm90")["f16"].entries == built[ROW_CONFIRM_ROUNDS_BY_DEFAULT].entries

@@ -137,3 +137,25 @@ def test_a_shape_without_its_reference_is_not_touched():
                                 "cuBLAS-tn": result(50, 60)}}
     (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
     assert new == entry and counts["not_benchmarked"] == 1
+
+
+def test_a_row_run_corrects_only_row_entries_with_its_nn_arms():
+    """A `--b_layout row` benchmark gives ours B row-major: its cuBLAS-nn / cuBLASLt-auto-tuning-nn baselines are
+    the row entries' own arms (gemmex_nn, an lt_algo of the NN list); TN baselines there are not, and col entries of
+    the same shape are not what that run measured."""
+    row = sm90_entry(b_layout="row")
+    col = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(60, 70),  # B col-major: not an arm of a row entry
+                                "cuBLAS-nn": result(90, 110)}}
+    (new_row, new_col), counts = confirm([row, col], "f32", [Run("f32", shapes, {
+        (e["m"], e["n"], e["k"], e["b_layout"]): e for e in (row, col)}, "row")])
+    assert {k: new_row[k] for k in ("kernel", "config", "runtime")} == dict(CUBLAS, config={"kind": "gemmex_nn"})
+    assert new_row["b_layout"] == "row" and new_col == col
+    assert counts["graph"] == counts["eager"] == 1 and counts["not_benchmarked"] == 1
+    lt = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                            "cuBLASLt-auto-tuning-nn": result(80, 100, algo_index=4)}}
+    (picked,), _ = confirm([row], "f32", [Run("f32", lt, {(4096, 4096, 128, "row"): row}, "row")])
+    assert picked["config"] == {"kind": "lt_algo", "algo_index": 4}
+    with pytest.raises(ValueError, match="one B layout"):
+        confirm([row], "f32", [Run("f32", lt, {}, "row"), Run("f32", lt, {}, "col")])
