@@ -192,7 +192,8 @@ inline bool retarget_enabled() {
 //                                  `same(const Prepared&, const Prepared&)` (so a variant whose params hold the
 //                                  operands somewhere retarget does not patch is never retargeted);
 //   no entry                    -> `prepare(p, Prepared*)`, stored only when every step passed.
-// `retarget` must check the new operands before it changes anything (alignment) and return non-zero if it cannot.
+// `retarget` returns non-zero when it cannot (e.g. misaligned operands); it works on a copy, so a failure part-way
+// leaves the entry as it was.
 template <class Prepared, int kSlots, class Prepare, class Retarget, class Same>
 int prepared_launch(LaunchCache<Prepared, kSlots>& cache, const hgemm_args_t* p, int device, Prepare prepare,
                     Retarget retarget, Same same, Prepared** out) {
@@ -206,14 +207,18 @@ int prepared_launch(LaunchCache<Prepared, kSlots>& cache, const hgemm_args_t* p,
     slot = cache.insert(key, targets, fresh);
     cache.stats.prepared++;
   } else if (!(slot->targets == targets)) {
-    if (slot->retarget == kRetargetTrusted && retarget_enabled() && retarget(p, &slot->value) == HGEMM_OK) {
+    Prepared patched;  // retargeted as a copy: the entry only ever changes as a whole (a half-patched one could be
+                       // hit again by its old operands after a failed call)
+    if (slot->retarget == kRetargetTrusted && retarget_enabled() &&
+        (patched = slot->value, retarget(p, &patched) == HGEMM_OK)) {
+      slot->value = patched;
       cache.stats.retargeted++;
     } else {
       Prepared fresh;
       int status = prepare(p, &fresh);
       if (status != HGEMM_OK) return status;  // the entry still holds its old operands, consistently
       if (slot->retarget == kRetargetUnchecked) {
-        Prepared patched = slot->value;
+        patched = slot->value;
         bool equal = retarget(p, &patched) == HGEMM_OK && same(patched, fresh);
         slot->retarget = equal ? kRetargetTrusted : kRetargetRefused;
         (equal ? cache.stats.retarget_checked : cache.stats.retarget_refused)++;

@@ -44,14 +44,16 @@ static int prepares = 0, retargets = 0;
 static bool honest_retarget = true;  // false: a variant whose retarget misses part of the params
 
 static int prepare(const hgemm_args_t* p, Value* v) {
-  if (uintptr_t(p->A) & 15) return HGEMM_ERR_UNSUPPORTED;  // misaligned: what check_problem refuses
+  if ((uintptr_t(p->A) | uintptr_t(p->B)) & 15) return HGEMM_ERR_UNSUPPORTED;  // what check_problem refuses
   *v = Value{p->A, p->B, p->C, ++prepares};
   return HGEMM_OK;
 }
 static int retarget(const hgemm_args_t* p, Value* v) {
   ++retargets;
   if (uintptr_t(p->A) & 15) return HGEMM_ERR_UNSUPPORTED;  // checked before anything changes
-  v->A = p->A; v->B = p->B;
+  v->A = p->A;
+  if (uintptr_t(p->B) & 15) return HGEMM_ERR_UNSUPPORTED;  // fails part-way: A is already patched
+  v->B = p->B;
   if (honest_retarget) v->C = p->C;
   return HGEMM_OK;
 }
@@ -141,6 +143,13 @@ int main() {
   bad.A = (const void*)0x10008;
   EXPECT(run(cache, bad, &v) == HGEMM_ERR_UNSUPPORTED);
   EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && cache.stats.retarget_refused == 0);
+  // A retarget that fails part-way (B misaligned, after A was patched): the entry is unchanged, so its old operands
+  // still hit it and launch on themselves.
+  bad = moved(4);
+  bad.B = (const void*)0x20008;
+  EXPECT(run(cache, bad, &v) == HGEMM_ERR_UNSUPPORTED);
+  uint64_t hits = cache.stats.hits;
+  EXPECT(run(cache, p, &v) == HGEMM_OK && points_at(v, p) && cache.stats.hits == hits + 1);
 
   // A retarget that disagrees with a full prepare is refused for that entry: every move then prepares in full.
   honest_retarget = false;
