@@ -187,8 +187,8 @@ inline bool retarget_enabled() {
 
 // The prepared launch for `p` (HGEMM_OK and *out set, or the status of the failed step):
 //   same key, same operands     -> the entry as it is (a hit);
-//   same key, other operands    -> the entry retargeted in place by `retarget(p, Prepared*)` once trusted; before
-//                                  that, prepared in full and the retargeted copy compared with it by
+//   same key, other operands    -> the entry retargeted by `retarget(p, Prepared*)` once trusted; before
+//                                  that, prepared in full and a retargeted copy compared with it by
 //                                  `same(const Prepared&, const Prepared&)` (so a variant whose params hold the
 //                                  operands somewhere retarget does not patch is never retargeted);
 //   no entry                    -> `prepare(p, Prepared*)`, stored only when every step passed.
@@ -207,18 +207,21 @@ int prepared_launch(LaunchCache<Prepared, kSlots>& cache, const hgemm_args_t* p,
     slot = cache.insert(key, targets, fresh);
     cache.stats.prepared++;
   } else if (!(slot->targets == targets)) {
-    Prepared patched;  // retargeted as a copy: the entry only ever changes as a whole (a half-patched one could be
-                       // hit again by its old operands after a failed call)
-    if (slot->retarget == kRetargetTrusted && retarget_enabled() &&
-        (patched = slot->value, retarget(p, &patched) == HGEMM_OK)) {
-      slot->value = patched;
-      cache.stats.retargeted++;
-    } else {
+    bool retargeted = false;
+    if (slot->retarget == kRetargetTrusted && retarget_enabled()) {
+      // on a copy: the entry only ever changes as a whole (a half-patched one would be hit again by its old operands)
+      Prepared patched = slot->value;
+      if ((retargeted = retarget(p, &patched) == HGEMM_OK)) {
+        slot->value = patched;
+        cache.stats.retargeted++;
+      }
+    }
+    if (!retargeted) {
       Prepared fresh;
       int status = prepare(p, &fresh);
       if (status != HGEMM_OK) return status;  // the entry still holds its old operands, consistently
       if (slot->retarget == kRetargetUnchecked) {
-        patched = slot->value;
+        Prepared patched = slot->value;
         bool equal = retarget(p, &patched) == HGEMM_OK && same(patched, fresh);
         slot->retarget = equal ? kRetargetTrusted : kRetargetRefused;
         (equal ? cache.stats.retarget_checked : cache.stats.retarget_refused)++;
