@@ -5,7 +5,8 @@ Cache key = sha256(generated source + repo headers it includes + flags + gencode
   lib/<name>-<key>.so    the shared object (plain C ABI, cudart static)
   lib/<name>-<key>.json  its manifest (name, keys, nvcc, CUTLASS version, compile seconds, config)
   build/                 generated .cu files, nvcc logs, ninja files (not needed to run; not packed)
-Only missing variants compile. `pack()`/`unpack()` move lib/ across machines as a .tar.gz. A build of the same
+Only missing variants compile. `pack()`/`unpack()` move lib/ across machines as a .tar.gz (objects stripped of
+their static symbol tables on the way: HGEMM_PACK_STRIP=0 keeps them whole). A build of the same
 source with the same nvcc release but another host compiler counts as cached when it loads here
 (`foreign_build`): variant sets can be compiled where CPU time is cheap and run on the GPU host.
 
@@ -27,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -396,10 +398,21 @@ def pack(path, objects=None) -> Path:
         files = [f for f in sorted(_lib_dir().glob("*")) if f.suffix in (".so", ".json")]
     else:
         files = [f for so in sorted(set(map(Path, objects))) for f in (so, so.with_suffix(".json")) if f.is_file()]
-    with tarfile.open(path, "w:gz") as tar:
+    strip = shutil.which("strip") if os.environ.get("HGEMM_PACK_STRIP", "1") != "0" else None
+    with tarfile.open(path, "w:gz") as tar, tempfile.TemporaryDirectory() as tmp:
         for f in files:
-            tar.add(f, arcname=f"lib/{f.name}")
+            tar.add(_stripped(f, Path(tmp), strip) if f.suffix == ".so" else f, arcname=f"lib/{f.name}")
     return path
+
+
+def _stripped(so: Path, tmp: Path, strip: str | None) -> Path:
+    """A copy of `so` without its static symbol table (a third of a pack's size: what the dynamic loader and the
+    ABI's exported names need is in .dynsym, which stays); `so` itself if binutils' strip is absent or fails."""
+    if strip is None:
+        return so
+    out = tmp / so.name
+    done = subprocess.run([strip, "--strip-unneeded", "-o", str(out), str(so)], capture_output=True)
+    return out if done.returncode == 0 and out.is_file() else so
 
 
 def unpack(path) -> list[Path]:

@@ -1,4 +1,5 @@
 """CPU tests of code generation, build planning, the cache (keys, hits, pack/unpack) and the runtime's import path."""
+import ctypes
 import os
 import shutil
 import subprocess
@@ -427,3 +428,23 @@ def test_a_cached_object_without_its_manifest_gets_one_so_packs_of_it_serve_othe
     assert meta["source_key"] == job.source_key() and meta["nvcc"] == LOCAL and meta["compile_s"] is None
     other_host = LOCAL.replace("gcc (Debian 12.2.0) 12.2.0", "gcc (Ubuntu 13.2.0) 13.2.0")
     assert build.foreign_build(job, other_host) == so  # what the other machine finds in a pack of it
+
+
+@pytest.mark.skipif(not (shutil.which("cc") and shutil.which("strip")), reason="needs a C compiler and binutils")
+def test_pack_strips_objects_and_they_still_load_and_run(cache, tmp_path):
+    lib = cache / "lib"
+    lib.mkdir(parents=True)
+    src = tmp_path / "v.c"
+    src.write_text("__attribute__((visibility(\"default\"))) int hgemm_answer(void) { return 42; }\n"
+                   "static int helper(int x) { return x + 1; } int unused(int x) { return helper(x); }\n")
+    so = lib / "v-0123.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-g", "-o", str(so), str(src)], check=True)
+    archive = build.pack(tmp_path / "pack.tar.gz")
+    with tarfile.open(archive) as tar:
+        packed = tar.extractfile("lib/v-0123.so").read()
+    assert 0 < len(packed) < so.stat().st_size  # the debug info and static symbols are gone
+    original = so.read_bytes()
+    so.unlink()
+    build.unpack(archive)
+    assert so.read_bytes() == packed and packed != original
+    assert ctypes.CDLL(str(so)).hgemm_answer() == 42
