@@ -291,6 +291,15 @@ def variant_set(name: str) -> list[KernelConfig]:
     return configs
 
 
+def variant_sets(names: str) -> list[KernelConfig]:
+    """The members of comma-separated sets ("default,tables_row"), each once, in the order the sets list them."""
+    out: dict[str, KernelConfig] = {}
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        for cfg in variant_set(name):
+            out.setdefault(cfg.name, cfg)
+    return list(out.values())
+
+
 def config_named(name: str) -> KernelConfig:
     """The config whose name is `name`: a member of a named set or of the enumerated space, or the pdl twin of one."""
     base_name = name.removesuffix("_pdl")

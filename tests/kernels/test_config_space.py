@@ -192,3 +192,13 @@ def test_runtime_knobs():
     assert space.runtime_knobs(sm90())["splits"] == (0, 1)
     assert space.runtime_knobs(sm80())["swizzle"] == (0,)
     assert 4 in space.runtime_knobs(sm80())["splits"]
+
+
+def test_variant_sets_joins_sets_once_each_in_order():
+    default, row = space.variant_set("default"), space.variant_set("tables_row")
+    joined = space.variant_sets("default, tables_row,")
+    assert [c.name for c in joined[:len(default)]] == [c.name for c in default]
+    assert {c.name for c in joined} == {c.name for c in default} | {c.name for c in row}
+    assert len(joined) == len({c.name for c in joined})
+    with pytest.raises(KeyError, match="unknown variant set"):
+        space.variant_sets("default,nope")

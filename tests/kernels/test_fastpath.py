@@ -420,7 +420,7 @@ def _gpu_dispatcher(choice: str, m: int, n: int, k: int):
     from kernels.tuned_tables import TunedTable
 
     if choice == "variant":
-        cfg = next(c for c in space.variant_set(os.environ.get("HGEMM_TEST_SET", "default")) if c.family == "sm90"
+        cfg = next(c for c in space.variant_sets(os.environ.get("HGEMM_TEST_SET", "default")) if c.family == "sm90"
                    and c.b_layout == "col" and c.acc == "f32" and space.supports(c, m, n, k))
         runtime.load(cfg)  # from the cache (or built here)
         row = {"kernel": cfg.name, "config": cfg.to_dict(), "runtime": {}}

@@ -1,5 +1,5 @@
-"""GPU correctness of every built variant of a set (HGEMM_TEST_SET, default "smoke"; HGEMM_TEST_BUILD=1 builds the
-missing ones first, else they are skipped).
+"""GPU correctness of every built variant of a set (HGEMM_TEST_SET: set names, comma-separated, default "smoke";
+HGEMM_TEST_BUILD=1 builds the missing ones first, else they are skipped).
 
 Error bound (relative Frobenius norm against an fp64 reference, random normal inputs, fresh per test):
   acc=f32: 1e-3   (fp16 output rounding alone gives ~3e-4)
@@ -18,7 +18,7 @@ from kernels.runtime import HGEMM_ERR_UNSUPPORTED, KernelLaunchError, KernelNotB
 pytestmark = pytest.mark.gpu
 
 SET = os.environ.get("HGEMM_TEST_SET", "smoke")
-CONFIGS = space.variant_set(SET)
+CONFIGS = space.variant_sets(SET)  # "default,tables_row": every member of both, once
 SHAPES = [  # (M, N, K)
     (1, 8, 8), (16, 16, 16),                  # tiny
     (64, 4096, 64), (4096, 64, 128), (8, 1024, 512),  # skinny
