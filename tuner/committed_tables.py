@@ -68,7 +68,7 @@ def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
 
 
 def row_retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    states = [arg for record in ROW_RECORDS for arg in ("--state", str(REPO / record))]
+    states = [arg for record in ROW_RECORDS for arg in ("--state", "+".join(str(REPO / part) for part in record.split("+")))]
     return [*states, "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
 
 

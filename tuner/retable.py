@@ -8,7 +8,7 @@ The records (`finished_<acc>_<layout>.jsonl`, or `.jsonl.gz`) keep every trial o
 objective (tuner/objective.py) or another --min-speedup is a pure function of them. The table's meta (GPU, driver,
 date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
 objective used. `--state` may be given once per tuning run: the records are merged (tuner/merge.py; the first run is
-the base). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
+the base); `--state DIR+DIR` is one run kept in parts (a resumed run whose new records were committed apart). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
 --borrow-margin (tuner/merge.py says why that is allowed and how it is judged); `--borrow-large FLOP=MARGIN` gives
 the shapes above FLOP their own margin. `--graph-objective kernel` adds to
 each entry whose choice differs under that objective a `graph` choice, which calls captured into a CUDA graph run
@@ -42,6 +42,16 @@ def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
     raise FileNotFoundError(f"no finished_{acc}_{b_layout}.jsonl(.gz) in {state}")
 
 
+def read_run(spec: str, acc: str, b_layout: str) -> list[dict]:
+    """The records of one tuning run. `spec` is a folder, or folders joined by "+" for a run kept in parts (resumed
+    later and committed as only its new lines): a later part's record of a shape replaces an earlier one's."""
+    records: dict[str, dict] = {}
+    for part in spec.split("+"):
+        for record in read_records(Path(part), acc, b_layout):
+            records[record["mnk"]] = record
+    return list(records.values())
+
+
 def configs_of(records: list[dict], acc: str, b_layout: str) -> dict[str, dict]:
     """Config dicts by variant name for every variant the records tried: the enumerated space plus the named sets'
     members outside it (pdl twins), so that a trial of any built variant can become a table entry."""
@@ -67,7 +77,8 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--state", required=True, action="append",
-                   help="folder of finished_<acc>_<layout>.jsonl(.gz); repeat to merge runs (the first is the base)")
+                   help="folder of finished_<acc>_<layout>.jsonl(.gz), or DIR+DIR for one run kept in parts (resumed); "
+                        "repeat to merge runs (the first is the base)")
     p.add_argument("--acc", choices=tuple(ACC), default="f32")
     p.add_argument("--b-layout", choices=("col", "row"), default="col")
     p.add_argument("--objective", choices=OBJECTIVES, default="kernel")
@@ -100,7 +111,7 @@ def main(argv=None) -> int:
     objective = objective_of(args)
 
     def entries_for(acc: str, objective) -> list[dict]:
-        records = merge_runs([read_records(Path(state), acc, args.b_layout) for state in args.state])
+        records = merge_runs([read_run(state, acc, args.b_layout) for state in args.state])
         configs = configs_of(records, acc, args.b_layout)
         return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
 

@@ -95,6 +95,25 @@ def test_retable_merges_runs_and_borrows(tmp_path):
         main(states + ["--acc", "f32", "--borrow-f32", "--out", str(tmp_path / "sm90_f32.json")])
 
 
+def test_a_run_kept_in_parts_reads_as_one_run(tmp_path):
+    from tuner.retable import read_run
+
+    def write(folder, *records):
+        (tmp_path / folder).mkdir()
+        with gzip.open(tmp_path / folder / "finished_f32_row.jsonl.gz", "wt") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records))
+
+    write("base", record("64_64_64", 10.0, trial("a", 9.0, 10.0)), record("128_128_128", 20.0, trial("a", 19.0, 20.0)))
+    write("rest", record("128_128_128", 21.0, trial("b", 18.0, 21.0)), record("16384_64_64", 50.0, trial("c", 40.0, 50.0)))
+    records = {r["mnk"]: r for r in read_run(f"{tmp_path / 'base'}+{tmp_path / 'rest'}", "f32", "row")}
+    assert set(records) == {"64_64_64", "128_128_128", "16384_64_64"}  # the resumed part's new shapes count
+    assert records["128_128_128"]["cublas_us"] == 21.0  # the later part's record of a shape replaces the earlier
+    assert {r["mnk"] for r in merge_runs([read_run(str(tmp_path / "base"), "f32", "row"),
+                                         read_run(str(tmp_path / "rest"), "f32", "row")])} == {"64_64_64", "128_128_128"}
+    with pytest.raises(FileNotFoundError):
+        read_run(f"{tmp_path / 'base'}+{tmp_path / 'missing'}", "f32", "row")
+
+
 def test_with_graph_adds_the_other_objectives_choice_only_where_it_differs():
     from tuner.tables import with_graph
 
