@@ -137,8 +137,8 @@ def main(argv=None) -> int:
     # "tuner" describes the col entries (the grid's layout, the one the benchmark's corrections apply to), "tuner_row"
     # the row ones: a retable of one layout leaves the other's entries and description as they were
     key = "tuner" if args.b_layout == "col" else f"tuner_{args.b_layout}"
-    if args.b_layout == "col":
-        meta.pop("confirmed", None)  # a benchmark's corrections (tuner.confirm) describe the old entries, not these
+    # a benchmark's corrections of this layout (tuner.confirm) describe the old entries, not these
+    meta.pop("confirmed" if args.b_layout == "col" else f"confirmed_{args.b_layout}", None)
     tuner = meta[key] = {**meta.get(key, {}), **objective.describe(), "min_speedup": args.min_speedup,
                          "runs_merged": len(args.state)}
     if args.borrow_f32:

@@ -74,7 +74,8 @@ def test_only_the_f16_table_borrows_fp32_accumulation(tables, b_layout):
     assert all(e.acc is None for e in tables["f32"].entries.values())
     borrowed = [e for e in tables["f16"].entries.values() if e.acc == "f32" and e.b_layout == b_layout]
     meta = tables["f16"].meta
-    described = meta.get("confirmed", meta["tuner"]) if b_layout == "col" else meta[f"tuner_{b_layout}"]
+    suffix = "" if b_layout == "col" else f"_{b_layout}"  # the benchmark's corrections, once applied, say last
+    described = meta.get(f"confirmed{suffix}", meta[f"tuner{suffix}"])
     assert borrowed and len(borrowed) == described["borrowed_f32"]
 
 
@@ -82,8 +83,8 @@ def test_only_the_f16_table_borrows_fp32_accumulation(tables, b_layout):
 def test_graph_choices_differ_from_the_eager_ones_and_are_counted(tables, b_layout):
     for table in tables.values():
         graph = [e for e in table.entries.values() if e.graph is not None and e.b_layout == b_layout]
-        confirmed = table.meta.get("confirmed") if b_layout == "col" else None  # the corrections are col-only
-        tuner = table.meta["tuner" if b_layout == "col" else f"tuner_{b_layout}"]
+        suffix = "" if b_layout == "col" else f"_{b_layout}"
+        confirmed, tuner = table.meta.get(f"confirmed{suffix}"), table.meta[f"tuner{suffix}"]
         expected = confirmed["graph_alternatives"] if confirmed else tuner["graph"]["alternatives"]
         assert len(graph) == expected
         assert all((e.kernel, e.config, e.runtime, e.acc) != (e.graph.kernel, e.graph.config, e.graph.runtime,

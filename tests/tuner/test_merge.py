@@ -168,13 +168,14 @@ def test_a_row_retable_keeps_the_col_entries_and_their_description(tmp_path):
     out = tmp_path / "sm90_f32.json"
     described = {"acc": "f32", "arch": "sm90", "gpu": "H200", "date": "2026-12-01", "commit": "x", "driver": "580",
                  "cuda": "13.0", "torch": "2.11", "tuner": {"objective": "call", "runs_merged": 5},
-                 "confirmed": {"runs": ["f32"], "eager": 3}}
+                 "confirmed": {"runs": ["f32"], "eager": 3}, "confirmed_row": {"runs": ["f32"], "eager": 2}}
     out.write_text(json.dumps({"meta": described, "entries": [col]}))
     assert main(["--state", str(tmp_path / "run"), "--acc", "f32", "--b-layout", "row", "--objective", "kernel",
                  "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert {(e["m"], e["b_layout"]) for e in data["entries"]} == {(128, "col"), (64, "row")}
     assert data["meta"]["tuner"] == described["tuner"] and data["meta"]["confirmed"] == described["confirmed"]
+    assert "confirmed_row" not in data["meta"]  # the row corrections described the old row entries: dropped
     assert data["meta"]["tuner_row"]["objective"] == "kernel" and data["meta"]["tuner_row"]["runs_merged"] == 1
     # a col retable replaces the col entries and drops the corrections that described them; the row ones stay
     assert main(["--state", str(tmp_path / "run"), "--acc", "f32", "--objective", "kernel", "--out", str(out)]) == 0
