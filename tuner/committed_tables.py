@@ -53,8 +53,9 @@ CONFIRM_ROUNDS_BY_DEFAULT = 2
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
 # 77 f16 ones; per call +9.5% / -0.9% and +6.2% / +0.1%, within the dispatchers' offset).
-# Round 2: session 12's row grid (call 4: a shuffled 386 f32 / 382 f16 shapes of the completed row tables); built on
-# demand (--confirm-row-rounds 2), off by default until an A/B.
+# Round 2: session 12's row grid (call 4: a shuffled 386 f32 / 382 f16 shapes of the completed row tables); on since
+# that session's A/B (call 6, both roles: +4.6% / +5.1% kernel-only on the 13 changed f32 entries, +1.6% / +1.6% on
+# the 30 f16 ones; per call +13% / +1.0% and +9.2% / +1.0%).
 GRID11_ROW = "benchmarks/h200-2026-12-01-s11/call2_grid_row"
 GRID12_ROW = "benchmarks/h200-2026-12-01-s12/call4_grid_row"
 ROW_CONFIRM_ROUNDS = tuple(
@@ -62,7 +63,7 @@ ROW_CONFIRM_ROUNDS = tuple(
      "f16": (("f16", f"{grid}/fp16/results.json.gz", f"{grid}/tables/sm90_f16.json.gz"),
              ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"))}
     for grid in (GRID11_ROW, GRID12_ROW))
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 1
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 2
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
