@@ -144,9 +144,9 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
 
 
 def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: str = "default") -> list:
-    """For one built sm90 and one built sm80 variant of `variant_set` that run this shape: the dispatcher with the C fast path, the
-    dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side).
-    Rows are (label, fn(a, b, out))."""
+    """For one built sm90 and one built sm80 variant of `variant_set` that run this shape: the dispatcher with the C
+    fast path, the dispatcher's Python path, and the bare ctypes launcher (what a CUTLASS launch costs without
+    cuBLAS's host side). Rows are (label, fn(a, b, out))."""
     from kernels import runtime, space
     from kernels.dispatch import Dispatcher
 

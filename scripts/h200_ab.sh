@@ -17,7 +17,8 @@ runs=()
 for acc in $ACCS; do
   shapes_var=SHAPES_$acc; shapes=${!shapes_var:?set $shapes_var to an M_N_K file}
   for role in A B; do
-    if [ $role = A ]; then X=(--tables "$CAND" --also_tables committed=$W/committed); else X=(${BASE:+--tables $W/committed} --also_tables cand="$CAND"); fi
+    if [ $role = A ]; then X=(--tables "$CAND" --also_tables committed=$W/committed)
+    else X=(${BASE:+--tables $W/committed} --also_tables cand="$CAND"); fi
     timeout --signal=INT --kill-after=20 "${DEADLINE:-150}" ./eval_one_file.sh --grid "$shapes" --acc_precise $acc \
       --warmup_seconds ${WARMUP_S:-0.05} --benchmark_seconds ${BENCH_S:-0.2} --base_dir $W/${acc}_$role \
       --gpu_device_id 0 --mode offline --timing both --baselines torch.matmul ${B_LAYOUT:+--b_layout $B_LAYOUT} \

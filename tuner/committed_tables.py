@@ -70,15 +70,19 @@ def table_path(acc: str, directory: Path = TABLES) -> Path:
     return Path(directory) / f"sm90_{acc}.json"
 
 
+def state_args(records: tuple[str, ...]) -> list[str]:
+    """--state arguments for retable: each record folder (or "A+B" run in parts) under the repo."""
+    return [arg for record in records
+            for arg in ("--state", "+".join(str(REPO / part) for part in record.split("+")))]
+
+
 def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    states = [arg for record in RECORDS for arg in ("--state", str(REPO / record))]
-    return [*states, "--acc", acc, *COMMON, *EXTRA[acc], "--meta-from", str(table_path(acc)),
+    return [*state_args(RECORDS), "--acc", acc, *COMMON, *EXTRA[acc], "--meta-from", str(table_path(acc)),
             "--out", str(table_path(acc, out_dir))]
 
 
 def row_retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    states = [arg for record in ROW_RECORDS for arg in ("--state", "+".join(str(REPO / part) for part in record.split("+")))]
-    return [*states, "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
+    return [*state_args(ROW_RECORDS), "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
 
 
 def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES, rounds=CONFIRM_ROUNDS) -> list[str]:

@@ -155,7 +155,7 @@ def _with_picks(entry: dict, acc: str, picks: dict) -> dict:
 
 def main(argv=None) -> int:
     import argparse
-    from tuner.tables import read_table, write_table
+    from tuner.tables import meta_key, read_table, write_table
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--table", required=True, help="the table to correct (e.g. what tuner.retable wrote)")
@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
               "graph_alternatives": sum("graph" in e for e in mine)}
     this_round = {"runs": [spec.split("=", 1)[0] for spec in args.run], "margin": args.margin, **counts, **totals}
-    record = "confirmed" if layout == "col" else f"confirmed_{layout}"  # the col record predates row corrections
+    record = meta_key("confirmed", layout)
     if record in table["meta"]:  # a table corrected before: keep that round's record under this one's
         this_round["after"] = table["meta"][record]
     meta = {**table["meta"], record: this_round}

@@ -8,7 +8,8 @@ The records (`finished_<acc>_<layout>.jsonl`, or `.jsonl.gz`) keep every trial o
 objective (tuner/objective.py) or another --min-speedup is a pure function of them. The table's meta (GPU, driver,
 date, commit of the tuning run) is taken from --meta-from (default: the table at --out, if any) and records the
 objective used. `--state` may be given once per tuning run: the records are merged (tuner/merge.py; the first run is
-the base); `--state DIR+DIR` is one run kept in parts (a resumed run whose new records were committed apart). `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
+the base); `--state DIR+DIR` is one run kept in parts (a resumed run whose new records were committed apart).
+`--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
 --borrow-margin (tuner/merge.py says why that is allowed and how it is judged); `--borrow-large FLOP=MARGIN` gives
 the shapes above FLOP their own margin. `--graph-objective kernel` adds to
 each entry whose choice differs under that objective a `graph` choice, which calls captured into a CUDA graph run
@@ -70,7 +71,7 @@ def configs_of(records: list[dict], acc: str, b_layout: str) -> dict[str, dict]:
 
 
 def main(argv=None) -> int:
-    from tuner.tables import merge_entries, read_table, with_graph, write_table
+    from tuner.tables import merge_entries, meta_key, read_table, with_graph, write_table
     from tuner.grid_report import family
     from tuner.merge import borrow_more_precise, merge_runs
     from tuner.tune_cli import ACC, objective_of, table_entry
@@ -136,9 +137,9 @@ def main(argv=None) -> int:
     meta = dict(old["meta"])
     # "tuner" describes the col entries (the grid's layout, the one the benchmark's corrections apply to), "tuner_row"
     # the row ones: a retable of one layout leaves the other's entries and description as they were
-    key = "tuner" if args.b_layout == "col" else f"tuner_{args.b_layout}"
+    key = meta_key("tuner", args.b_layout)
     # a benchmark's corrections of this layout (tuner.confirm) describe the old entries, not these
-    meta.pop("confirmed" if args.b_layout == "col" else f"confirmed_{args.b_layout}", None)
+    meta.pop(meta_key("confirmed", args.b_layout), None)
     tuner = meta[key] = {**meta.get(key, {}), **objective.describe(), "min_speedup": args.min_speedup,
                          "runs_merged": len(args.state)}
     if args.borrow_f32:

@@ -71,6 +71,12 @@ def with_graph(entries: list[dict], graph_entries: list[dict]) -> tuple[list[dic
     return out, count
 
 
+def meta_key(name: str, b_layout: str) -> str:
+    """A table meta record of one B layout's entries: "tuner" / "confirmed" describe the col entries (they predate
+    the row ones), "tuner_row" / "confirmed_row" the row entries."""
+    return name if b_layout == "col" else f"{name}_{b_layout}"
+
+
 def write_table(path: str | Path, meta: dict, entries: list[dict]) -> Path:
     """Sorted entries, validated, written atomically (a reader never sees half a table)."""
     table = {"meta": {k: meta.get(k, "unknown") for k in META_KEYS} | {k: v for k, v in meta.items()

@@ -104,12 +104,13 @@ def test_a_run_kept_in_parts_reads_as_one_run(tmp_path):
             f.write("".join(json.dumps(r) + "\n" for r in records))
 
     write("base", record("64_64_64", 10.0, trial("a", 9.0, 10.0)), record("128_128_128", 20.0, trial("a", 19.0, 20.0)))
-    write("rest", record("128_128_128", 21.0, trial("b", 18.0, 21.0)), record("16384_64_64", 50.0, trial("c", 40.0, 50.0)))
+    write("rest", record("128_128_128", 21.0, trial("b", 18.0, 21.0)),
+          record("16384_64_64", 50.0, trial("c", 40.0, 50.0)))
     records = {r["mnk"]: r for r in read_run(f"{tmp_path / 'base'}+{tmp_path / 'rest'}", "f32", "row")}
     assert set(records) == {"64_64_64", "128_128_128", "16384_64_64"}  # the resumed part's new shapes count
     assert records["128_128_128"]["cublas_us"] == 21.0  # the later part's record of a shape replaces the earlier
-    assert {r["mnk"] for r in merge_runs([read_run(str(tmp_path / "base"), "f32", "row"),
-                                         read_run(str(tmp_path / "rest"), "f32", "row")])} == {"64_64_64", "128_128_128"}
+    separate_runs = [read_run(str(tmp_path / part), "f32", "row") for part in ("base", "rest")]
+    assert {r["mnk"] for r in merge_runs(separate_runs)} == {"64_64_64", "128_128_128"}
     with pytest.raises(FileNotFoundError):
         read_run(f"{tmp_path / 'base'}+{tmp_path / 'missing'}", "f32", "row")
 
