@@ -445,7 +445,8 @@ def main(argv=None) -> int:
                              "before those of --set: what a deployment of the tables needs, and no more")
     parser.add_argument("--deadline", type=float, default=None, help="stop compiling after this many seconds")
     parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
-    parser.add_argument("--arch", default="sm90,sm80", help="families to build, comma separated")
+    parser.add_argument("--arch", default="sm90,sm80",
+                        help="GPU architectures to build for, comma separated (sm90: the sm90 and splitk families)")
     parser.add_argument("--exclude", default="", help="variant set(s) whose members to skip, e.g. default")
     parser.add_argument("--list", action="store_true", help="print the variant names and exit")
     parser.add_argument("--dry-run", action="store_true", help="show what is cached and what would compile")
@@ -455,7 +456,7 @@ def main(argv=None) -> int:
 
     if args.unpack:
         print(f"unpacked {len(unpack(args.unpack))} files into {_lib_dir()}")
-    families = set(args.arch.split(","))
+    archs = set(args.arch.split(","))
     configs = []
     excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
     set_names = [n for n in (args.set or ("" if args.tables else "default")).split(",") if n]
@@ -463,7 +464,7 @@ def main(argv=None) -> int:
               for c in tuned_tables.table_variants(None if d == "committed" else d)]
     wanted += [c for name in set_names for c in space.variant_set(name)]
     for c in wanted:
-        if c.family in families and c not in configs and c not in excluded:
+        if c.arch in archs and c not in configs and c not in excluded:
             configs.append(c)
     if args.list:
         for c in configs:

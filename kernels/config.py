@@ -1,11 +1,14 @@
 """KernelConfig: the single definition of one compiled HGEMM kernel variant (data only, no GPU, no CUTLASS).
 
-Two families:
+Three families:
   sm90  CUTLASS 3.x collective kernel: TMA + wgmma, warp-specialized (cooperative / pingpong), clusters, persistent or
         stream-K tile scheduler. Built for sm_90a only. `pdl` variants launch with programmatic dependent launch
         (Hopper): the next kernel on the stream is scheduled while this one drains, and waits (griddepcontrol.wait,
         CUTLASS's GDC hooks) before its first global memory access; so back-to-back GEMMs overlap launch + prologue.
   sm80  CUTLASS 2.x GemmUniversal: mma.sync m16n8k16 + cp.async multistage, serial split-K. Built for sm_80 and sm_90.
+  splitk  CUTLASS 3.x TMA + wgmma mainloop (KernelTma: one warpgroup, not warp-specialized) with our epilogue, for
+        few output tiles and a long K: the K splits run as grid z and meet in an fp32 reduction in L2, finished by
+        the last CTA of each tile, in one kernel (kernels/codegen/splitk.cu.tmpl). Built for sm_90a only.
 
 Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
 `kernels.space.runtime_knobs(cfg)` says which ones a variant honours.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-FAMILIES = ("sm90", "sm80")
+FAMILIES = ("sm90", "sm80", "splitk")
 ACCUMULATORS = ("f32", "f16")
 B_LAYOUTS = ("row", "col")
 SCHEDULES = ("cooperative", "pingpong")  # sm90 only
@@ -31,7 +34,7 @@ def _dims(values) -> str:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    family: str  # "sm90" | "sm80"
+    family: str  # "sm90" | "sm80" | "splitk"
     acc: str  # "f32" | "f16": accumulator (and epilogue compute) type
     b_layout: str  # "row": B is K×N row-major; "col": B is N×K row-major (x @ Wᵀ)
     tile: tuple[int, int, int]  # threadblock (CTA) tile M, N, K
@@ -41,7 +44,7 @@ class KernelConfig:
     schedule: str = ""  # sm90: "cooperative" | "pingpong"
     scheduler: str = ""  # sm90: "persistent" | "streamk"
     alignment: int = 8  # A/B/C access width in elements
-    pdl: bool = False  # sm90: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
+    pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -92,7 +95,21 @@ class KernelConfig:
                 out.append("sm80 multistage needs stages >= 2")
             if self.pdl:
                 out.append("sm80 has no programmatic dependent launch (CUTLASS 2.x kernels have no GDC hooks)")
+        elif self.family == "splitk":
+            if self.schedule or self.scheduler:
+                out.append("splitk has no schedule/scheduler (leave them empty)")
+            if self.cluster != (1, 1):
+                out.append("splitk runs without clusters (leave cluster=(1,1))")
+            if self.warp != (0, 0, 0):
+                out.append("splitk has no warp tile (leave warp=(0,0,0))")
+            if not isinstance(self.pdl, bool):
+                out.append(f"pdl must be a bool, got {self.pdl!r}")
         return out
+
+    @property
+    def arch(self) -> str:
+        """The GPU architecture the variant is built for (kernels.build --arch): sm90 and splitk target sm_90a."""
+        return "sm80" if self.family == "sm80" else "sm90"
 
     @property
     def name(self) -> str:
@@ -101,8 +118,10 @@ class KernelConfig:
         if self.family == "sm90":
             parts += ["c" + _dims(self.cluster), "s" + (str(self.stages) if self.stages else "auto"),
                       _SCHEDULE_ABBR[self.schedule], _SCHEDULER_ABBR[self.scheduler]]
-        else:
+        elif self.family == "sm80":
             parts += ["w" + _dims(self.warp), "s" + str(self.stages)]
+        else:
+            parts += ["s" + (str(self.stages) if self.stages else "auto")]
         parts.append("a" + str(self.alignment))
         if self.pdl:
             parts.append("pdl")

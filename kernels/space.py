@@ -12,7 +12,7 @@ from dataclasses import replace
 from kernels.config import ACCUMULATORS, B_LAYOUTS, KernelConfig
 
 # Shared memory a CTA may use: H100/H200 (sm_90) 227 KiB; A100 (sm_80) 163 KiB. sm80 variants must fit an A100 too.
-SMEM_BYTES = {"sm90": 227 * 1024, "sm80": 163 * 1024}
+SMEM_BYTES = {"sm90": 227 * 1024, "sm80": 163 * 1024, "splitk": 227 * 1024}
 # What the sm90 TMA epilogue keeps in shared memory (D staging, two epilogue tiles); an estimate, used for the
 # explicit-stage check only (stages=0 lets CUTLASS compute the carveout exactly).
 SM90_EPILOGUE_SMEM_ESTIMATE = 32 * 1024
@@ -53,6 +53,8 @@ def smem_bytes(cfg: KernelConfig) -> int:
     if cfg.family == "sm90":
         stages = cfg.stages or 2  # auto: at least two stages must fit
         return stages * (per_stage + 32) + SM90_EPILOGUE_SMEM_ESTIMATE
+    if cfg.family == "splitk":  # no epilogue storage; auto: at least the three stages KernelTma's mainloop needs
+        return (cfg.stages or 3) * (per_stage + 32)
     return cfg.stages * per_stage
 
 
@@ -62,6 +64,8 @@ def acc_regs_per_thread(cfg: KernelConfig) -> int:
     if cfg.family == "sm90":
         # cooperative: two consumer warpgroups split the tile along M; pingpong: one warpgroup owns the whole tile
         elems = tm * tn // (256 if cfg.schedule == "cooperative" else 128)
+    elif cfg.family == "splitk":
+        elems = tm * tn // 128  # one warpgroup holds the whole tile
     else:
         wm, wn, _ = cfg.warp
         elems = wm * wn // 32
@@ -94,6 +98,17 @@ def problems(cfg: KernelConfig) -> list[str]:
             out.append("cluster dims must be 1/2/4 with at most 4 CTAs")
         if cfg.stages == 1:
             out.append("sm90 needs stages >= 2 (or 0 = auto)")
+    elif cfg.family == "splitk":
+        if cfg.alignment != 8:
+            out.append("splitk (TMA) needs 16-byte alignment: alignment=8")
+        if tm not in (64, 128):
+            out.append("splitk tile_m must be 64 or 128 (one warpgroup of 64-row wgmma)")
+        if tn % 16 or tn > 256:
+            out.append("splitk tile_n must be a multiple of 16 and <= 256 (wgmma N)")
+        if tk % 64:
+            out.append("splitk tile_k must be a multiple of 64 (128-byte swizzle of fp16)")
+        if cfg.stages in (1, 2):
+            out.append("splitk needs stages >= 3 (or 0 = auto): KernelTma keeps one stage in flight for the MMA")
     else:
         wm, wn, wk = cfg.warp
         if tm % wm or tn % wn:
@@ -208,6 +223,25 @@ def _pdl_for(acc: str, bl: str) -> list[KernelConfig]:
     return [replace(c, pdl=True) for c in first + rest]
 
 
+def _splitk_for(acc: str, bl: str) -> list[KernelConfig]:
+    """Split-K in one kernel for shapes with few output tiles and a long K (e.g. 128x256x12288: 2-8 tiles of 128x128,
+    where every library leaves most SMs idle and spends ~8 us; the roofline is ~2 us). Small tiles so that tiles x
+    splits covers the SMs; four stages, so that small tiles leave room for more than one CTA per SM; PDL because
+    these shapes are a few microseconds long. On the pingpong kernel instead (warp-specialized, persistent, as many
+    stages as fit) the tiny shapes ran ~10-20% slower (more set-up per CTA for a few K steps) and the larger ones did
+    not reach the tables' choices either: benchmarks/h200-2026-12-02-s13, call 2."""
+    return [KernelConfig("splitk", acc, bl, tile, stages=4, pdl=True)
+            for tile in ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64))]
+
+
+def _splitk_deep_for(acc: str, bl: str) -> list[KernelConfig]:
+    """Deeper-pipelined splitk variants, an experiment for the mid-size long-K shapes (256x512x4096, 1024x128x4096:
+    ~9 us for everyone) where the four-stage ones ran latency-bound (session 13). Not built by the image."""
+    return [KernelConfig("splitk", acc, bl, tile, stages=stages, pdl=True)
+            for tile, stages in (((64, 64, 64), 8), ((64, 64, 64), 12), ((64, 64, 128), 6), ((128, 64, 64), 8),
+                                 ((64, 128, 64), 8))]
+
+
 def _pdl_mid_for(acc: str, bl: str) -> list[KernelConfig]:
     """More PDL variants for mid-size shapes (1e9-1e11 FLOP, where the tables still choose cuBLAS for 285 of 444
     f32 shapes): neighbours of what the session-6 tables run there — 64x256 pingpong (the most chosen variant), 64x64,
@@ -256,6 +290,10 @@ VARIANT_SETS = {
     "pdl_mid": lambda: [c for a in ACCUMULATORS for c in _pdl_mid_for(a, "col")],
     "wide_pdl_mid": lambda: [c for a in ACCUMULATORS for c in _default_for(a, "col") + _wide_for(a, "col")
                              + _pdl_for(a, "col") + _pdl_mid_for(a, "col")],
+    # split-K in one kernel, both layouts (built apart: kernels.build --set splitk)
+    "splitk": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_for(a, bl)],
+    # splitk plus deeper pipelines, f32 (an experiment: kernels.build --set splitk_deep --exclude splitk)
+    "splitk_deep": lambda: [c for bl in B_LAYOUTS for c in _splitk_for("f32", bl) + _splitk_deep_for("f32", bl)],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),
@@ -331,6 +369,8 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
         splits = (0, 1, 2, 3, 4, 8) if cfg.scheduler == "streamk" else (0, 1)
         # raster: 0 heuristic, 1 along M, 2 along N; swizzle: CUTLASS max_swizzle_size
         return {"raster": (0, 1, 2), "swizzle": (0, 1, 2, 4, 8), "splits": splits}
+    if cfg.family == "splitk":  # splits must divide K into 16-byte steps: powers of two fit every K of the grid
+        return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16, 32)}
     # CUTLASS 2.x swizzle is a template argument (GemmIdentityThreadblockSwizzle<8>, adaptive to the grid).
     return {"raster": (0,), "swizzle": (0,), "splits": (0, 1, 2, 3, 4, 8, 16)}
 

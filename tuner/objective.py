@@ -23,6 +23,9 @@ OBJECTIVES = ("kernel", "call")
 # Host µs per call by arm family, H200 host, 2026-11-30 (kernels.overhead: fast path -> sm80 5.6-5.9, sm90 7.0-9.3,
 # cuBLASLt 14.8 / cuBLAS 11.4 incl. the fast path; torch.matmul 11.5-16.3).
 HOST_US_H200 = {"sm80": 5.7, "sm90": 8.0, "cublas": 12.0, "cublaslt": 12.0}
+# A family without a host cost of its own is charged that of the family it launches like (splitk: TMA descriptors and
+# cudaLaunchKernelEx, as sm90); any other, cuBLAS's.
+HOST_LIKE = {"splitk": "sm90"}
 
 
 def parse_host_us(text: str | None) -> dict[str, float]:
@@ -71,7 +74,10 @@ class Objective:
             raise ValueError(f"kernel floor must be in (0, 1], got {self.kernel_floor}")
 
     def call_us(self, kernel_us: float, family: str) -> float:
-        return kernel_us + self.host_us.get(family, self.host_us["cublas"])
+        host = self.host_us.get(family)
+        if host is None:
+            host = self.host_us.get(HOST_LIKE.get(family, "cublas"), self.host_us["cublas"])
+        return kernel_us + host
 
     def cost(self, kernel_us: float, family: str) -> float:
         """What this objective minimizes for an arm whose kernel takes kernel_us: the time per call for host-bound

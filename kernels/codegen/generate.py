@@ -12,13 +12,14 @@ from pathlib import Path
 from kernels.config import KernelConfig
 
 CODEGEN_DIR = Path(__file__).resolve().parent
-TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl"}
+TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl", "splitk": "splitk.cu.tmpl"}
 
-# sm90 kernels use wgmma/setmaxnreg: sm_90a only (the -arch=sm_90a shorthand breaks wgmma with nvcc 13.0).
+# sm90 and splitk kernels use wgmma (sm90 also setmaxnreg): sm_90a only (the -arch=sm_90a shorthand breaks wgmma with nvcc 13.0).
 # sm80 kernels get SASS for A100 and for H100/H200: sm_80 SASS does not run on an sm_90 GPU.
 GENCODE = {
     "sm90": ("-gencode=arch=compute_90a,code=sm_90a",),
     "sm80": ("-gencode=arch=compute_80,code=[sm_80,sm_90]",),
+    "splitk": ("-gencode=arch=compute_90a,code=sm_90a",),
 }
 
 _ACC_TYPE = {"f32": "float", "f16": "cutlass::half_t"}
@@ -81,11 +82,27 @@ def _sm80_values(cfg: KernelConfig) -> dict:
     return {"warp_m": wm, "warp_n": wn, "warp_k": wk, "stages": cfg.stages}
 
 
+def _splitk_values(cfg: KernelConfig) -> dict:
+    # B as CUTLASS 3 sees it (N×K): col steps N by ldb, row steps K by ldb; the split (L) mode moves K/S along K.
+    col = cfg.b_layout == "col"
+    return {
+        "stage_count": (f"cutlass::gemm::collective::StageCount<{cfg.stages}>" if cfg.stages
+                        else "cutlass::gemm::collective::StageCountAuto"),
+        "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl": "true" if cfg.pdl else "false",
+        "b_ld_mode": 0 if col else 1,
+        "b_ld_comment": "N×K row-major, N steps by ldb" if col else "K×N row-major, K steps by ldb",
+        "b_split_stride": "Ks" if col else "int64_t(Ks) * p->ldb",
+    }
+
+
+_FAMILY_VALUES = {"sm90": _sm90_values, "sm80": _sm80_values, "splitk": _splitk_values}
+
+
 def generate(cfg: KernelConfig) -> str:
     """The full .cu source of cfg's variant (deterministic: same config, same text)."""
     template = string.Template((CODEGEN_DIR / TEMPLATES[cfg.family]).read_text())
     values = _common_values(cfg)
-    values.update(_sm90_values(cfg) if cfg.family == "sm90" else _sm80_values(cfg))
+    values.update(_FAMILY_VALUES[cfg.family](cfg))
     return template.substitute(values)
 
 

@@ -84,6 +84,29 @@ def test_pdl_source_enables_cutlass_gdc_before_cutlass_and_launches_with_the_att
     assert not removed
 
 
+def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():
+    col = KernelConfig("splitk", "f32", "col", (128, 64, 64), stages=4, pdl=True)
+    row = replace(col, acc="f16", b_layout="row", pdl=False)
+    src, src_row = generate(col), generate(row)
+    for fragment in ["cutlass::gemm::KernelTma>", "StageCount<4>", "cute::Shape<cute::_128, cute::_64, cute::_64>",
+                     "GemmUniversalMode::kBatched", "{M, N, Ks, splits}", "cute::get<2>(stride_b) = Ks;",
+                     "cute::get<0>(stride_b) = p->ldb", "constexpr bool kPdl = true;", '#include "zeroed_workspace.cuh"',
+                     "atomicAdd(reinterpret_cast<float2*>", "__ldcg", f'return "{col.name}";']:
+        assert fragment in src, fragment
+    assert src.index("#define CUTLASS_ENABLE_GDC_FOR_SM90 1") < src.index('#include "cutlass/cutlass.h"')
+    for fragment in ["using ElementAcc = cutlass::half_t;", "cute::get<1>(stride_b) = p->ldb",
+                     "cute::get<2>(stride_b) = int64_t(Ks) * p->ldb;", "constexpr bool kPdl = false;"]:
+        assert fragment in src_row, fragment
+    assert "GDC_FOR_SM90" not in src_row and "${" not in src + src_row
+    assert build.variant_job(col).gencode == ("-gencode=arch=compute_90a,code=sm_90a",)
+    assert any(h.name == "zeroed_workspace.cuh" for h in generate_headers(src))  # in the build cache key
+
+
+def generate_headers(source):
+    from kernels.codegen.generate import local_headers
+    return local_headers(source)
+
+
 def test_generation_is_deterministic_and_distinct_per_variant():
     sources = {c.name: generate(c) for c in space.variant_set("default")}
     assert all(generate(c) == sources[c.name] for c in space.variant_set("default"))

@@ -202,3 +202,36 @@ def test_variant_sets_joins_sets_once_each_in_order():
     assert len(joined) == len({c.name for c in joined})
     with pytest.raises(KeyError, match="unknown variant set"):
         space.variant_sets("default,nope")
+
+
+def splitk(**kw):
+    base = dict(family="splitk", acc="f32", b_layout="col", tile=(128, 128, 64), stages=4, pdl=True)
+    base.update(kw)
+    return KernelConfig(**base)
+
+
+def test_splitk_names_structure_and_constraints():
+    assert splitk().name == "splitk_f32_col_t128x128x64_s4_a8_pdl"
+    assert splitk(stages=0, pdl=False, acc="f16", b_layout="row").name == "splitk_f16_row_t128x128x64_sauto_a8"
+    for kw, fragment in [(dict(cluster=(2, 1)), "clusters"), (dict(schedule="pingpong"), "schedule"),
+                         (dict(warp=(64, 64, 64)), "warp tile")]:
+        with pytest.raises(ValueError, match=fragment):
+            splitk(**kw)
+    for cfg, fragment in [(splitk(tile=(256, 64, 64)), "tile_m must be 64 or 128"),
+                          (splitk(tile=(128, 256, 64)), "registers"),
+                          (splitk(stages=2), "stages >= 3"), (splitk(alignment=4), "alignment=8"),
+                          (splitk(tile=(64, 64, 32)), "tile_k")]:
+        assert any(fragment in p for p in space.problems(cfg)), (cfg, space.problems(cfg))
+    d = json.loads(json.dumps(splitk().to_dict()))
+    assert KernelConfig.from_dict(d) == splitk()
+
+
+def test_splitk_set_covers_both_accumulators_and_layouts_and_splits_only():
+    configs = space.variant_set("splitk")
+    assert {(c.acc, c.b_layout) for c in configs} == {(a, b) for a in ("f32", "f16") for b in ("row", "col")}
+    assert all(c.family == "splitk" and c.pdl and space.is_valid(c) for c in configs)
+    knobs = space.runtime_knobs(configs[0])
+    assert knobs["raster"] == (0,) and knobs["swizzle"] == (0,)
+    # every split count a power of two, so that it divides each K of the grid (multiples of 64) into 16-byte steps
+    assert all(s == 0 or (s & (s - 1)) == 0 for s in knobs["splits"]) and max(knobs["splits"]) >= 16
+    assert space.config_named(configs[0].name) == configs[0]

@@ -276,3 +276,58 @@ def test_moving_operands_retarget_the_prepared_launch(torch, cfg):
     graph.replay()
     torch.cuda.synchronize()
     assert rel_err(out0, refs[shapes[0]][0]) <= tol(cfg, k)
+
+
+SPLITK = [c for c in CONFIGS if c.family == "splitk"]
+
+
+@pytest.mark.parametrize("cfg", SPLITK, ids=lambda c: c.name)
+def test_split_scratch_is_left_zeroed_across_shapes_splits_streams_and_graphs(torch, cfg):
+    """splitk variants reduce their K splits in a scratch buffer that must be zero before every launch: the last CTA
+    of each tile clears it. Shapes and split counts alternate on one stream (a leftover would add into the next
+    result), then launches alternate between two streams running at once (one scratch per stream), then a graph is
+    captured on a stream never used before (its scratch allocated and zeroed during the capture), replayed with new
+    data, and that stream used eagerly after it."""
+    kernel = kernel_for(cfg)
+    shapes = [(128, 256, 4096), (192, 320, 2048), (64, 64, 8192)]  # partial tiles along M and N in the second
+    for _ in range(2):
+        for m, n, k in shapes:
+            for splits in (2, 8, 32, 0):
+                a, b = operands(torch, cfg, m, n, k)
+                out = poisoned(torch, m, n)
+                kernel(a, b, out, splits=splits)
+                torch.cuda.synchronize()
+                assert not out.isnan().any(), (m, n, k, splits)
+                assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k), (m, n, k, splits)
+
+    m, n, k = shapes[0]
+    jobs = [(*operands(torch, cfg, m, n, k), poisoned(torch, m, n)) for _ in range(8)]
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    for i, (a, b, out) in enumerate(jobs):
+        with torch.cuda.stream(streams[i % 2]):
+            kernel(a, b, out, splits=16)
+    torch.cuda.synchronize()
+    for a, b, out in jobs:
+        assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k)
+
+    a, b = operands(torch, cfg, m, n, k)
+    captured = poisoned(torch, m, n)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        kernel(a, b, captured, splits=8)
+    for _ in range(2):
+        a.copy_(torch.randn_like(a))
+        captured.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_err(captured, reference(cfg, a, b)) <= tol(cfg, k)
+    eager = poisoned(torch, m, n)
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        kernel(a, b, eager, splits=8)
+    stream.synchronize()
+    assert rel_err(eager, reference(cfg, a, b)) <= tol(cfg, k)

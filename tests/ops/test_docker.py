@@ -88,6 +88,10 @@ def test_the_image_builds_every_variant_the_committed_tables_name():
     named = {choice.kernel for table in load_tables("sm90").values() for entry in table.entries.values()
              for choice in (entry, entry.graph) if choice is not None and not choice.is_arm}
     assert named and named <= built, sorted(named - built)[:5]
+    # the compose file builds the same sets unless told otherwise, and the arch list keeps every one of them
+    assert f'KERNEL_SETS: "${{KERNEL_SETS:-{sets}}}"' in (REPO / "docker-compose.yml").read_text()
+    archs = re.search(r'ARG CUDA_ARCHS="([^"]+)"', DOCKERFILE).group(1).split(",")
+    assert all(space.config_named(name).arch in archs for name in named)
 
 
 def test_healthcheck_probes_a_route_the_service_serves():

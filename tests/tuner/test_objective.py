@@ -133,3 +133,10 @@ def test_retable_rebuilds_the_table_from_records(tmp_path):
     assert table["meta"]["tuner"]["objective"] == "call" and table["meta"]["tuner"]["host_us"]["sm90"] == 5.0
     assert main(["--state", str(state), "--out", str(out)]) == 0  # by kernel time: the faster cuBLASLt rank
     assert {(e["m"], e["k"]): e["kernel"] for e in json.loads(out.read_text())["entries"]}[(64, 64)] == "cublaslt"
+
+
+def test_a_family_without_its_own_host_cost_is_charged_like_the_family_it_launches_like():
+    objective = Objective("call", dict(HOST))
+    assert objective.call_us(3.0, "splitk") == 3.0 + HOST["sm90"]
+    assert objective.call_us(3.0, "unknown") == 3.0 + HOST["cublas"]
+    assert Objective("call", {**HOST, "splitk": 6.0}).call_us(3.0, "splitk") == 9.0
