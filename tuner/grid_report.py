@@ -17,6 +17,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from kernels.config import FAMILIES
 from tuner.shapes import BUCKETS, bucket_of, read_grid
 from tuner.summary import ALL, by_bucket, format_summary, plot, worst
 
@@ -25,7 +26,10 @@ BASELINE = "cuBLAS (min of GemmEx, cuBLASLt top-1)"
 
 
 def family(kernel: str) -> str:
-    return kernel.split("_", 1)[0] if kernel.startswith(("sm90", "sm80")) else kernel
+    """A table entry's family: a built variant's (the name's first part: sm90, sm80, splitk), else the arm itself
+    (cublas, cublaslt)."""
+    head = kernel.split("_", 1)[0]
+    return head if head in FAMILIES else kernel
 
 
 def grid_rows(table: dict, grid: list | None = None) -> tuple[list[dict], list[str]]:

@@ -66,7 +66,7 @@ def synthetic_us(shape: Shape, arm: Arm, jitter: float = 0.015) -> float:
     units = tiles_m * tiles_n * splits
     sms = SMS - SMS % arm.cluster_size
     waves = math.ceil(units / sms)
-    peak = PEAK_SM90 if arm.family == "sm90" else PEAK_SM80
+    peak = PEAK_SM90 if arm.family in ("sm90", "splitk") else PEAK_SM80  # splitk: wgmma, one warpgroup
     tile_eff = 1.0 - 0.55 * math.exp(-(arm.tile_m * arm.tile_n) / (128 * 96))
     if arm.family == "sm90" and arm.schedule == "pingpong":
         tile_eff *= 1.06 if k_per_split <= 4 * arm.tile_k else 0.97  # epilogue overlap wins on short K loops
@@ -79,6 +79,8 @@ def synthetic_us(shape: Shape, arm: Arm, jitter: float = 0.015) -> float:
         traffic *= 0.85 if units >= sms else 1.1  # multicast pays on big shapes, costs on tiny ones
     memory_s = traffic / HBM
     reduce_s = (4.0 * m * n * splits / HBM + 1.5e-6) if splits > 1 else 0.0
+    if arm.family == "splitk" and splits > 1:  # in L2, in the same kernel: no second launch, no workspace pass
+        reduce_s = 4.0 * m * n * splits / (4 * HBM) + 0.8e-6
     if arm.scheduler == "streamk":
         reduce_s += 0.8e-6
     raster_gain = {0: 1.0, 1: 0.98 if m >= n else 1.02, 2: 0.98 if n > m else 1.02}[arm.raster]

@@ -46,3 +46,12 @@ def test_cli_writes_csv_report_and_plots(tmp_path):
     expected = math.exp((math.log(1.0) + math.log(1.1) + math.log(1.25)) / 3)
     assert f"{expected:.3f}x (n=3)" in text and "test GPU" in text
     assert (tmp_path / "out" / "plots_f32" / "speedup_by_bucket.png").stat().st_size > 0
+
+
+def test_family_is_the_variant_family_or_the_arm():
+    from tuner.grid_report import family
+
+    assert family("sm90_f32_col_t64x64x64_c1x1_sauto_pp_pers_a8_pdl") == "sm90"
+    assert family("sm80_f16_row_t64x64x64_w32x32x64_s5_a8") == "sm80"
+    assert family("splitk_f32_col_t64x64x64_s4_a8_pdl") == "splitk"
+    assert family("cublaslt") == "cublaslt" and family("cublas") == "cublas"
