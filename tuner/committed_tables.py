@@ -6,6 +6,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
     python -m tuner.committed_tables --out-dir /tmp/t    # build elsewhere (meta taken from the committed files)
     python -m tuner.committed_tables --confirm-rounds 1 --out-dir /tmp/t1   # only the first round of corrections
     python -m tuner.committed_tables --confirm-row-rounds 1 --out-dir /tmp/r1   # the row entries' first round too
+    python -m tuner.committed_tables --no-ab-reverts --out-dir /tmp/c   # what the last A/B measured as its candidate
 """
 from __future__ import annotations
 
@@ -66,6 +67,18 @@ ROW_CONFIRM_ROUNDS = tuple(
              ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"))}
     for grid in (GRID11_ROW, GRID12_ROW))
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 2
+# Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
+# replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
+# (128x64x2048 f32 col, 0.94x in both roles).
+def _ab(folder: str, acc: str) -> dict:
+    """One A/B's files for an accumulator: the base and candidate tables, each layout's role A and B results."""
+    runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
+                 for layout in ("col", "row"))
+    return {"base": f"{folder}/base_tables/sm90_{acc}.json.gz",
+            "candidate": f"{folder}/cand_tables/sm90_{acc}.json.gz", "ab": runs}
+
+
+AB_REVERTS = ({acc: _ab("benchmarks/h200-2026-12-02-s13/call3", acc) for acc in ("f32", "f16")},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -93,11 +106,18 @@ def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES, rounds=CONF
     return ["--table", str(table_path(acc, out_dir)), *runs, "--out", str(table_path(acc, out_dir))]
 
 
+def ab_revert_argv(acc: str, index: int, out_dir: Path = TABLES) -> list[str]:
+    spec = AB_REVERTS[index][acc]
+    ab = [arg for pair in spec["ab"] for arg in ("--ab", ",".join(str(REPO / path) for path in pair.split(",")))]
+    return ["--table", str(table_path(acc, out_dir)), "--base", str(REPO / spec["base"]),
+            "--candidate", str(REPO / spec["candidate"]), *ab, "--out", str(table_path(acc, out_dir))]
+
+
 def main(argv=None) -> int:
     import shutil
     import tempfile
 
-    from tuner import confirm, retable
+    from tuner import ab_revert, confirm, retable
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", type=Path, default=TABLES)
     p.add_argument("--acc", choices=tuple(EXTRA), action="append", help="default: both")
@@ -109,6 +129,8 @@ def main(argv=None) -> int:
                    choices=range(len(ROW_CONFIRM_ROUNDS) + 1),
                    help=f"the same for the B row-major entries (ROW_CONFIRM_ROUNDS; default "
                         f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
+    p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
+                   help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
     args = p.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
@@ -125,6 +147,9 @@ def main(argv=None) -> int:
                 return rc
             for round_index in range(args.confirm_row_rounds):
                 if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):
+                    return rc
+            for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
+                if rc := ab_revert.main(ab_revert_argv(acc, index, work)):
                     return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0

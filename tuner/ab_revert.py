@@ -1,0 +1,120 @@
+"""Entries that an A/B measured slower, in both roles, than the table they replaced go back to that table's choice.
+
+An A/B (`scripts/h200_ab.sh`, `tuner/ab.py`) times a candidate table against a base table on the entries that
+changed, twice with the roles swapped: role A with ours = the candidate and one ours[NAME] = the base, role B with
+ours = the base and one ours[NAME] = the candidate (two dispatchers in one run differ by a few % per call,
+`docs/notes.md`). Kernel-only the roles agree, so an entry whose candidate graph choice ran in both roles with the
+base's choice at <= margin of its time takes the base's graph choice back. Per call the roles disagree by that
+offset, so eager choices are left alone. Only entries whose graph choice is still the one the A/B measured (the
+candidate table's) are touched.
+
+    python -m tuner.ab_revert --table T --base BASE.json(.gz) --candidate CAND.json(.gz) \\
+        --ab ROLE_A_RESULTS,ROLE_B_RESULTS [--ab …] [--margin 0.97] --out T
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tuner.confirm import MARGIN, _with_picks, choice
+from tuner.results import read_json
+
+
+def _other_ours(competitors: dict) -> dict:
+    others = [r for name, r in competitors.items() if name.startswith("ours[")]
+    if len(others) != 1:
+        raise ValueError(f"an A/B run has exactly one ours[NAME] beside ours, got {sorted(competitors)}")
+    return others[0]
+
+
+def _kernel_us(result: dict | None) -> float | None:
+    return result.get("kernel_us") if result and result.get("ok") else None
+
+
+def base_faster(role_a: dict, role_b: dict, margin: float = MARGIN) -> set[str]:
+    """The shapes (M_N_K) where the base's kernel-only time was <= margin x the candidate's in both roles."""
+    out = set()
+    b_shapes = {s["mnk"]: s["competitors"] for s in role_b["shapes"]}
+    for shape in role_a["shapes"]:
+        other = b_shapes.get(shape["mnk"])
+        if other is None:
+            continue
+        a = shape["competitors"]
+        cand_a, base_a = _kernel_us(a.get("ours")), _kernel_us(_other_ours(a))
+        base_b, cand_b = _kernel_us(other.get("ours")), _kernel_us(_other_ours(other))
+        if None in (cand_a, base_a, base_b, cand_b):
+            continue
+        if base_a <= margin * cand_a and base_b <= margin * cand_b:
+            out.add(shape["mnk"])
+    return out
+
+
+def revert(entries: list[dict], acc: str, base: dict, candidate: dict, runs: list[tuple[dict, dict]],
+           margin: float = MARGIN) -> tuple[list[dict], int]:
+    """The entries with the graph choice of every shape the runs found slower than the base's set back to the base's;
+    and how many. base, candidate: tables ({"meta", "entries"}); runs: (role A results, role B results) per layout."""
+    if not 0 < margin <= 1:
+        raise ValueError(f"margin must be in (0, 1], got {margin}")
+    keyed = lambda table: {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}
+    base_entries, cand_entries = keyed(base), keyed(candidate)
+    slower = set()
+    for role_a, role_b in runs:
+        layouts = {role_a["meta"].get("b_layout", "col"), role_b["meta"].get("b_layout", "col")}
+        if len(layouts) != 1 or role_a["meta"].get("acc") != acc or role_b["meta"].get("acc") != acc:
+            raise ValueError(f"an A/B's two roles measure one layout of an {acc} table, got {layouts}, "
+                             f"{role_a['meta'].get('acc')} / {role_b['meta'].get('acc')}")
+        layout = layouts.pop()
+        slower |= {(*map(int, mnk.split("_")), layout) for mnk in base_faster(role_a, role_b, margin)}
+    out, reverted = [], 0
+    for entry in entries:
+        key = (entry["m"], entry["n"], entry["k"], entry["b_layout"])
+        was, measured = base_entries.get(key), cand_entries.get(key)
+        if key not in slower or was is None or measured is None or choice(entry, "graph") != choice(measured, "graph"):
+            out.append(entry)
+            continue
+        source = was.get("graph", was)
+        out.append(_with_picks(entry, acc, {"graph": dict(choice(was, "graph"), us=source["us"])}))
+        reverted += 1
+    return out, reverted
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from tuner.tables import read_table, write_table
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--table", required=True, help="the table to correct")
+    p.add_argument("--base", required=True, help="the table the A/B's candidate replaced (.json/.gz)")
+    p.add_argument("--candidate", required=True, help="the table the A/B measured as the candidate (.json/.gz)")
+    p.add_argument("--ab", required=True, action="append", metavar="ROLE_A,ROLE_B",
+                   help="the two roles' results.json(.gz) of one layout's A/B")
+    p.add_argument("--margin", type=float, default=MARGIN)
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    table = read_table(args.table)
+    acc = table["meta"]["acc"]
+    runs = []
+    for spec in args.ab:
+        try:
+            a_path, b_path = spec.split(",")
+        except ValueError:
+            p.error(f"--ab wants ROLE_A,ROLE_B, got {spec!r}")
+        runs.append((read_json(a_path), read_json(b_path)))
+    try:
+        entries, count = revert(table["entries"], acc, read_json(args.base), read_json(args.candidate), runs,
+                                args.margin)
+    except ValueError as error:
+        p.error(str(error))
+    # keyed by the candidate measured, so that rebuilding a table (which keeps the meta it had) records each A/B once
+    record = {"layouts": len(runs), "margin": args.margin, "graph": count}
+    name = "/".join(Path(args.candidate).resolve().parts[-4:-2])  # e.g. h200-2026-12-02-s13/call3
+    meta = {key: value for key, value in table["meta"].items() if key != "ab_reverted"}  # this step's record last
+    meta["ab_reverted"] = {**table["meta"].get("ab_reverted", {}), name: record}
+    write_table(args.out, meta, entries)
+    print(json.dumps({"table": args.out, "reverted": count}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
