@@ -399,6 +399,7 @@ def pack(path, objects=None) -> Path:
     else:
         files = [f for so in sorted(set(map(Path, objects))) for f in (so, so.with_suffix(".json")) if f.is_file()]
     strip = shutil.which("strip") if os.environ.get("HGEMM_PACK_STRIP", "1") != "0" else None
+    path.parent.mkdir(parents=True, exist_ok=True)  # e.g. a fresh .carry folder for the device call
     with tarfile.open(path, "w:gz") as tar, tempfile.TemporaryDirectory() as tmp:
         for f in files:
             tar.add(_stripped(f, Path(tmp), strip) if f.suffix == ".so" else f, arcname=f"lib/{f.name}")

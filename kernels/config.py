@@ -9,6 +9,8 @@ Three families:
   splitk  CUTLASS 3.x TMA + wgmma mainloop (KernelTma: one warpgroup, not warp-specialized) with our epilogue, for
         few output tiles and a long K: the K splits run as grid z and meet in an fp32 reduction in L2, finished by
         the last CTA of each tile, in one kernel (kernels/codegen/splitk.cu.tmpl). Built for sm_90a only.
+        schedule "cluster": the splits of a tile are the CTAs of one thread block cluster instead, reduced on chip
+        through distributed shared memory (our own TMA + wgmma pipeline, kernels/codegen/splitk_cluster.cu.tmpl).
 
 Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
 `kernels.space.runtime_knobs(cfg)` says which ones a variant honours.
@@ -20,11 +22,12 @@ from dataclasses import asdict, dataclass, fields
 FAMILIES = ("sm90", "sm80", "splitk")
 ACCUMULATORS = ("f32", "f16")
 B_LAYOUTS = ("row", "col")
-SCHEDULES = ("cooperative", "pingpong")  # sm90 only
+SCHEDULES = ("cooperative", "pingpong")  # sm90
+SPLITK_SCHEDULES = ("", "cluster")  # splitk: where the splits meet ("": in L2, "cluster": in distributed shared memory)
 SCHEDULERS = ("persistent", "streamk")  # sm90 only
 ALIGNMENTS = (8, 4, 2)  # elements of fp16: 8 = 16 bytes (TMA needs it; sm90 is always 8)
 
-_SCHEDULE_ABBR = {"cooperative": "coop", "pingpong": "pp"}
+_SCHEDULE_ABBR = {"cooperative": "coop", "pingpong": "pp", "cluster": "cl"}
 _SCHEDULER_ABBR = {"persistent": "pers", "streamk": "sk"}
 
 
@@ -41,7 +44,7 @@ class KernelConfig:
     cluster: tuple[int, int] = (1, 1)  # sm90: CTAs per cluster along M, N (TMA multicast)
     warp: tuple[int, int, int] = (0, 0, 0)  # sm80: warp tile M, N, K
     stages: int = 0  # pipeline stages; sm90: 0 = as many as fit beside the epilogue (StageCountAutoCarveout)
-    schedule: str = ""  # sm90: "cooperative" | "pingpong"
+    schedule: str = ""  # sm90: "cooperative" | "pingpong"; splitk: "" | "cluster"
     scheduler: str = ""  # sm90: "persistent" | "streamk"
     alignment: int = 8  # A/B/C access width in elements
     pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
@@ -96,10 +99,10 @@ class KernelConfig:
             if self.pdl:
                 out.append("sm80 has no programmatic dependent launch (CUTLASS 2.x kernels have no GDC hooks)")
         elif self.family == "splitk":
-            if self.schedule or self.scheduler:
-                out.append("splitk has no schedule/scheduler (leave them empty)")
+            if self.schedule not in SPLITK_SCHEDULES or self.scheduler:
+                out.append(f"splitk schedule {self.schedule!r} not in {SPLITK_SCHEDULES}, no scheduler")
             if self.cluster != (1, 1):
-                out.append("splitk runs without clusters (leave cluster=(1,1))")
+                out.append("splitk has no M/N clusters (leave cluster=(1,1); schedule=cluster sizes one by splits)")
             if self.warp != (0, 0, 0):
                 out.append("splitk has no warp tile (leave warp=(0,0,0))")
             if not isinstance(self.pdl, bool):
@@ -122,6 +125,8 @@ class KernelConfig:
             parts += ["w" + _dims(self.warp), "s" + str(self.stages)]
         else:
             parts += ["s" + (str(self.stages) if self.stages else "auto")]
+            if self.schedule:
+                parts.append(_SCHEDULE_ABBR[self.schedule])
         parts.append("a" + str(self.alignment))
         if self.pdl:
             parts.append("pdl")

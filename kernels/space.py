@@ -53,6 +53,8 @@ def smem_bytes(cfg: KernelConfig) -> int:
     if cfg.family == "sm90":
         stages = cfg.stages or 2  # auto: at least two stages must fit
         return stages * (per_stage + 32) + SM90_EPILOGUE_SMEM_ESTIMATE
+    if cfg.family == "splitk" and cfg.schedule == "cluster":  # the fp32 partial tile reuses the stages
+        return max(cfg.stages * per_stage, tm * (tn + 8) * 4) + cfg.stages * 16
     if cfg.family == "splitk":  # no epilogue storage; auto: at least the three stages KernelTma's mainloop needs
         return (cfg.stages or 3) * (per_stage + 32)
     return cfg.stages * per_stage
@@ -107,7 +109,9 @@ def problems(cfg: KernelConfig) -> list[str]:
             out.append("splitk tile_n must be a multiple of 16 and <= 256 (wgmma N)")
         if tk % 64:
             out.append("splitk tile_k must be a multiple of 64 (128-byte swizzle of fp16)")
-        if cfg.stages in (1, 2):
+        if cfg.schedule == "cluster" and cfg.stages < 2:
+            out.append("splitk cluster needs an explicit stage count >= 2 (its own pipeline)")
+        elif cfg.stages in (1, 2):
             out.append("splitk needs stages >= 3 (or 0 = auto): KernelTma keeps one stage in flight for the MMA")
     else:
         wm, wn, wk = cfg.warp
@@ -234,6 +238,20 @@ def _splitk_for(acc: str, bl: str) -> list[KernelConfig]:
             for tile in ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64))]
 
 
+def _splitk_cluster_for(acc: str, bl: str) -> list[KernelConfig]:
+    """Split-K across a cluster, reduced in distributed shared memory, for the long-K shapes with few output tiles
+    (64x64x2048 to 512x128x4096: 5-9 us for every library, roofline 2-3 us) where splitk's L2 reduction (atomics of
+    S CTAs on the same lines, one CTA reading the tile back) left most of the gap (session 13). Two depths per tile:
+    as many stages as fit one CTA per SM (a whole split of K in flight: the smallest outputs, 64x64x16384 in 7.4 us
+    at 16 splits; 512x128x4096 at 8), and few enough for two CTAs per SM (128 CTAs in clusters of 8-16 at ~192 KiB
+    each ran like two waves: the GPCs do not hold that many such clusters). Tuned on the H200 in session 14 (calls 1
+    and 2, one depth each)."""
+    deep = (((128, 128, 64), 6), ((128, 64, 64), 8), ((64, 128, 64), 8), ((64, 64, 64), 8))
+    shallow = (((128, 128, 64), 3), ((128, 64, 64), 4), ((64, 128, 64), 4), ((64, 64, 64), 4))
+    return [KernelConfig("splitk", acc, bl, tile, stages=stages, schedule="cluster", pdl=True)
+            for tile, stages in deep + shallow]
+
+
 def _splitk_deep_for(acc: str, bl: str) -> list[KernelConfig]:
     """Deeper-pipelined splitk variants, an experiment for the mid-size long-K shapes (256x512x4096, 1024x128x4096:
     ~9 us for everyone) where the four-stage ones ran latency-bound (session 13). Not built by the image."""
@@ -292,6 +310,8 @@ VARIANT_SETS = {
                              + _pdl_for(a, "col") + _pdl_mid_for(a, "col")],
     # split-K in one kernel, both layouts (built apart: kernels.build --set splitk)
     "splitk": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_for(a, bl)],
+    # split-K across a cluster, both layouts (built apart: kernels.build --set splitk_cluster)
+    "splitk_cluster": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_for(a, bl)],
     # splitk plus deeper pipelines, f32 (an experiment: kernels.build --set splitk_deep --exclude splitk)
     "splitk_deep": lambda: [c for bl in B_LAYOUTS for c in _splitk_for("f32", bl) + _splitk_deep_for("f32", bl)],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
@@ -369,6 +389,8 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
         splits = (0, 1, 2, 3, 4, 8) if cfg.scheduler == "streamk" else (0, 1)
         # raster: 0 heuristic, 1 along M, 2 along N; swizzle: CUTLASS max_swizzle_size
         return {"raster": (0, 1, 2), "swizzle": (0, 1, 2, 4, 8), "splits": splits}
+    if cfg.family == "splitk" and cfg.schedule == "cluster":  # splits = CTAs per cluster (16: non-portable)
+        return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16)}
     if cfg.family == "splitk":  # splits must divide K into 16-byte steps: powers of two fit every K of the grid
         return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16, 32)}
     # CUTLASS 2.x swizzle is a template argument (GemmIdentityThreadblockSwizzle<8>, adaptive to the grid).

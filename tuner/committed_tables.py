@@ -18,18 +18,20 @@ TABLES = REPO / "kernels" / "tables"
 
 # Tuning runs merged in this order (the first is the base): sessions 3 and 2 (the grid), 5 (PDL twins), 6 (34 more
 # twins), 7 (pdl_mid on 1e9-1e11 FLOP), 13 (the splitk variants alone over the long-K shapes with few output tiles,
-# both layouts). Each folder holds finished_<acc>_<layout>.jsonl(.gz).
+# both layouts), 14 (the splitk cluster variants alone over the same shapes, two runs: the deep and the shallow
+# pipelines). Each folder holds finished_<acc>_<layout>.jsonl(.gz).
 SPLITK = "benchmarks/h200-2026-12-02-s13/tune_splitk"
+SPLITK_CLUSTER = ("benchmarks/h200-2026-12-02-s14/tune_cluster_c1", "benchmarks/h200-2026-12-02-s14/tune_cluster_c2")
 RECORDS = ("benchmarks/h200-2026-11-30-s3/tune", "benchmarks/h200-2026-11-30-s2/tune",
            "benchmarks/h200-2026-12-01-s5/tune_pdl", "benchmarks/h200-2026-12-01-s6/tune_pdl34",
-           "benchmarks/h200-2026-12-01-s7/tune_pdl_mid", SPLITK)
+           "benchmarks/h200-2026-12-01-s7/tune_pdl_mid", SPLITK, *SPLITK_CLUSTER)
 # B row-major (x @ W) entries: tuned over the row twins of what the col tables run (variant set tables_row), the same
 # objectives; written after the col entries and their corrections. The base run is session 10's, resumed in session
 # 12 for the largest 83 f32 / 102 f16 shapes it had not reached (committed apart: "A+B" is one run in parts); then
 # session 12's sweep of every cuBLASLt rank over the 10-100 us shapes where session 10 had timed only some.
 ROW_RECORDS: tuple[str, ...] = (
     "benchmarks/h200-2026-12-01-s10/tune_row+benchmarks/h200-2026-12-01-s12/tune_row_rest",
-    "benchmarks/h200-2026-12-01-s12/sweep_row", SPLITK)
+    "benchmarks/h200-2026-12-01-s12/sweep_row", SPLITK, *SPLITK_CLUSTER)
 # Eager calls: host + kernel time, PDL twins costed as lone calls, never below 0.8x of the best kernel; calls captured
 # into a CUDA graph: kernel time alone (docs/dispatch.md).
 COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph-objective", "kernel")

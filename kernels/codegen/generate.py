@@ -12,7 +12,8 @@ from pathlib import Path
 from kernels.config import KernelConfig
 
 CODEGEN_DIR = Path(__file__).resolve().parent
-TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl", "splitk": "splitk.cu.tmpl"}
+TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl", "splitk": "splitk.cu.tmpl",
+             "splitk/cluster": "splitk_cluster.cu.tmpl"}
 
 # sm90 and splitk kernels use wgmma (sm90 also setmaxnreg): sm_90a only (the -arch=sm_90a shorthand breaks wgmma with nvcc 13.0).
 # sm80 kernels get SASS for A100 and for H100/H200: sm_80 SASS does not run on an sm_90 GPU.
@@ -24,6 +25,11 @@ GENCODE = {
 
 _ACC_TYPE = {"f32": "float", "f16": "cutlass::half_t"}
 _B_LAYOUT_TYPE = {"row": "cutlass::layout::RowMajor", "col": "cutlass::layout::ColumnMajor"}
+
+
+def template_for(cfg: KernelConfig) -> str:
+    """The template of cfg's variant: one per family, and splitk's cluster reduction has its own."""
+    return TEMPLATES[f"{cfg.family}/{cfg.schedule}" if cfg.family == "splitk" and cfg.schedule else cfg.family]
 
 
 def gencode_for(cfg: KernelConfig) -> list[str]:
@@ -92,6 +98,7 @@ def _splitk_values(cfg: KernelConfig) -> dict:
         "b_ld_mode": 0 if col else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if col else "K×N row-major, K steps by ldb",
         "b_split_stride": "Ks" if col else "int64_t(Ks) * p->ldb",
+        "stages": cfg.stages,  # the cluster template's own pipeline: explicit stage count
     }
 
 
@@ -100,7 +107,7 @@ _FAMILY_VALUES = {"sm90": _sm90_values, "sm80": _sm80_values, "splitk": _splitk_
 
 def generate(cfg: KernelConfig) -> str:
     """The full .cu source of cfg's variant (deterministic: same config, same text)."""
-    template = string.Template((CODEGEN_DIR / TEMPLATES[cfg.family]).read_text())
+    template = string.Template((CODEGEN_DIR / template_for(cfg)).read_text())
     values = _common_values(cfg)
     values.update(_FAMILY_VALUES[cfg.family](cfg))
     return template.substitute(values)

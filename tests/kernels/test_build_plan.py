@@ -234,7 +234,7 @@ def test_pack_unpack_round_trip(cache, tmp_path):
     lib.mkdir(parents=True)
     (lib / "v-0123.so").write_bytes(b"\x7fELF fake")
     (lib / "v-0123.json").write_text('{"name": "v"}')
-    archive = build.pack(tmp_path / "pack.tar.gz")
+    archive = build.pack(tmp_path / "fresh_folder" / "pack.tar.gz")  # its folder is made
     for f in lib.iterdir():
         f.unlink()
     restored = build.unpack(archive)

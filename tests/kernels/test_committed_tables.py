@@ -49,9 +49,12 @@ def choices(table):
 
 
 def test_every_named_variant_is_in_the_set_its_layout_was_tuned_over_and_runs_its_stated_accumulator(tables):
-    splitk = {cfg.name for cfg in space.variant_set("splitk")}  # tuned for both layouts in session 13
-    tuned_over = {"col": ("wide_pdl_mid,splitk", {cfg.name for cfg in space.variant_set("wide_pdl_mid")} | splitk),
-                  "row": ("tables_row,splitk", {cfg.name for cfg in space.variant_set("tables_row")} | splitk)}
+    # splitk (session 13) and splitk_cluster (session 14): tuned for both layouts
+    splitk = {cfg.name for cfg in space.variant_sets("splitk,splitk_cluster")}
+    tuned_over = {"col": ("wide_pdl_mid,splitk,splitk_cluster",
+                          {cfg.name for cfg in space.variant_set("wide_pdl_mid")} | splitk),
+                  "row": ("tables_row,splitk,splitk_cluster",
+                          {cfg.name for cfg in space.variant_set("tables_row")} | splitk)}
     for acc, table in tables.items():
         for entry in choices(table):
             run_acc = entry.acc or acc

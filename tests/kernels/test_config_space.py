@@ -226,6 +226,29 @@ def test_splitk_names_structure_and_constraints():
     assert KernelConfig.from_dict(d) == splitk()
 
 
+def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts():
+    from kernels.codegen.generate import generate, template_for
+
+    cfg = splitk(schedule="cluster", stages=6)
+    assert cfg.name == "splitk_f32_col_t128x128x64_s6_cl_a8_pdl"
+    assert template_for(cfg) == "splitk_cluster.cu.tmpl" and template_for(splitk()) == "splitk.cu.tmpl"
+    source = generate(cfg)
+    assert "splitk_cluster_kernel" in source and "constexpr int kStages = 6;" in source
+    assert "CUTLASS_ENABLE_GDC_FOR_SM90" in source  # pdl: the grid dependency hooks are compiled in
+    assert "CUTLASS_ENABLE_GDC_FOR_SM90" not in generate(splitk(schedule="cluster", stages=6, pdl=False))
+    assert any("explicit stage count" in p for p in space.problems(splitk(schedule="cluster", stages=0)))
+    # the fp32 partial tile reuses the pipeline's stages: two stages of 128x128x64 (64 KiB) still hold it (68 KiB)
+    assert space.smem_bytes(splitk(schedule="cluster", stages=2)) >= 128 * 136 * 4
+    with pytest.raises(ValueError, match="schedule"):
+        splitk(schedule="cooperative")
+    # splits = the CTAs of one cluster: powers of two up to the largest (non-portable) cluster, 16
+    assert space.runtime_knobs(cfg)["splits"] == (0, 2, 4, 8, 16)
+    configs = space.variant_set("splitk_cluster")
+    assert {(c.acc, c.b_layout) for c in configs} == {(a, b) for a in ("f32", "f16") for b in ("row", "col")}
+    assert all(c.schedule == "cluster" and c.pdl and space.is_valid(c) for c in configs)
+    assert space.config_named(configs[0].name) == configs[0]
+
+
 def test_splitk_set_covers_both_accumulators_and_layouts_and_splits_only():
     configs = space.variant_set("splitk")
     assert {(c.acc, c.b_layout) for c in configs} == {(a, b) for a in ("f32", "f16") for b in ("row", "col")}

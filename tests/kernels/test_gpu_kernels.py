@@ -278,7 +278,8 @@ def test_moving_operands_retarget_the_prepared_launch(torch, cfg):
     assert rel_err(out0, refs[shapes[0]][0]) <= tol(cfg, k)
 
 
-SPLITK = [c for c in CONFIGS if c.family == "splitk"]
+SPLITK = [c for c in CONFIGS if c.family == "splitk" and not c.schedule]
+SPLITK_CLUSTER = [c for c in CONFIGS if c.family == "splitk" and c.schedule == "cluster"]
 
 
 @pytest.mark.parametrize("cfg", SPLITK, ids=lambda c: c.name)
@@ -300,14 +301,20 @@ def test_split_scratch_is_left_zeroed_across_shapes_splits_streams_and_graphs(to
                 assert not out.isnan().any(), (m, n, k, splits)
                 assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k), (m, n, k, splits)
 
-    m, n, k = shapes[0]
+    two_streams_then_a_capture(torch, cfg, kernel, *shapes[0], stream_splits=(16,), graph_splits=8)
+
+
+def two_streams_then_a_capture(torch, cfg, kernel, m, n, k, stream_splits, graph_splits):
+    """Split launches alternating between two streams running at once (split counts cycling through stream_splits),
+    then a graph captured on a stream never used before, replayed twice with new data, and that stream used eagerly
+    after it; every result against fp64."""
     jobs = [(*operands(torch, cfg, m, n, k), poisoned(torch, m, n)) for _ in range(8)]
     streams = [torch.cuda.Stream(), torch.cuda.Stream()]
     for s in streams:
         s.wait_stream(torch.cuda.current_stream())
     for i, (a, b, out) in enumerate(jobs):
         with torch.cuda.stream(streams[i % 2]):
-            kernel(a, b, out, splits=16)
+            kernel(a, b, out, splits=stream_splits[i % len(stream_splits)])
     torch.cuda.synchronize()
     for a, b, out in jobs:
         assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k)
@@ -318,7 +325,7 @@ def test_split_scratch_is_left_zeroed_across_shapes_splits_streams_and_graphs(to
     stream.wait_stream(torch.cuda.current_stream())
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
-        kernel(a, b, captured, splits=8)
+        kernel(a, b, captured, splits=graph_splits)
     for _ in range(2):
         a.copy_(torch.randn_like(a))
         captured.fill_(float("nan"))
@@ -328,6 +335,41 @@ def test_split_scratch_is_left_zeroed_across_shapes_splits_streams_and_graphs(to
     eager = poisoned(torch, m, n)
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        kernel(a, b, eager, splits=8)
+        kernel(a, b, eager, splits=graph_splits)
     stream.synchronize()
     assert rel_err(eager, reference(cfg, a, b)) <= tol(cfg, k)
+
+
+@pytest.mark.parametrize("cfg", SPLITK_CLUSTER, ids=lambda c: c.name)
+def test_cluster_splits_reduce_every_row_of_partial_tiles(torch, cfg):
+    """splitk cluster variants: the S splits of a tile are one cluster's CTAs, each reducing 1/S of the tile's rows
+    from all S partials in distributed shared memory. Every split count on tiles cut by M and N, a K whose split is
+    not a whole number of k-tiles, a split of one k-tile; then several clusters' launches on two streams at once and
+    a graph capture (the cluster and PDL launch attributes go into the graph node). A split count the variant cannot
+    run (not a power of two, > 16) is refused, not run."""
+    kernel = kernel_for(cfg)
+    shapes = [(192, 320, 2048), (128, 256, 4160), (100, 72, 1024), (64, 64, 16384)]
+    for m, n, k in shapes:
+        for splits in (2, 4, 8, 16, 0):
+            if k % (8 * max(splits, 1)):
+                continue
+            a, b = operands(torch, cfg, m, n, k)
+            out = poisoned(torch, m, n)
+            kernel(a, b, out, splits=splits)
+            torch.cuda.synchronize()
+            assert not out.isnan().any(), (m, n, k, splits)
+            assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k), (m, n, k, splits)
+    a, b = operands(torch, cfg, 256, 384, 2048, kind="zero-one")
+    out = poisoned(torch, 256, 384)
+    kernel(a, b, out, splits=16)
+    torch.cuda.synchronize()
+    assert torch.equal(out.double(), reference(cfg, a, b))
+
+    m, n, k = 256, 512, 4096
+    two_streams_then_a_capture(torch, cfg, kernel, m, n, k, stream_splits=(8, 16), graph_splits=16)
+
+    a, b = operands(torch, cfg, m, n, k)
+    for bad in (3, 32):
+        with pytest.raises(KernelLaunchError) as info:
+            kernel(a, b, poisoned(torch, m, n), splits=bad)
+        assert info.value.status == HGEMM_ERR_UNSUPPORTED
