@@ -5,8 +5,9 @@ changed, twice with the roles swapped: role A with ours = the candidate and one 
 ours = the base and one ours[NAME] = the candidate (two dispatchers in one run differ by a few % per call,
 `docs/notes.md`). Kernel-only the roles agree, so an entry whose candidate graph choice ran in both roles with the
 base's choice at <= margin of its time takes the base's graph choice back. Per call the roles disagree by that
-offset, so eager choices are left alone. Only entries whose graph choice is still the one the A/B measured (the
-candidate table's) are touched.
+offset, so an eager choice goes back only where it changed and the base's ran at <= margin of the candidate's per-call
+time in both roles (the offset favours each side in one role, so both agreeing is beyond it). Only choices that are
+still the ones the A/B measured (the candidate table's) are touched.
 
     python -m tuner.ab_revert --table T --base BASE.json(.gz) --candidate CAND.json(.gz) \\
         --ab ROLE_A_RESULTS,ROLE_B_RESULTS [--ab …] [--margin 0.97] --out T
@@ -27,12 +28,13 @@ def _other_ours(competitors: dict) -> dict:
     return others[0]
 
 
-def _kernel_us(result: dict | None) -> float | None:
-    return result.get("kernel_us") if result and result.get("ok") else None
+def _us(result: dict | None, timing: str) -> float | None:
+    return result.get(f"{timing}_us") if result and result.get("ok") else None
 
 
-def base_faster(role_a: dict, role_b: dict, margin: float = MARGIN) -> set[str]:
-    """The shapes (M_N_K) where the base's kernel-only time was <= margin x the candidate's in both roles."""
+def base_faster(role_a: dict, role_b: dict, margin: float = MARGIN, timing: str = "kernel") -> set[str]:
+    """The shapes (M_N_K) where the base's time (kernel-only or per call) was <= margin x the candidate's in both
+    roles."""
     out = set()
     b_shapes = {s["mnk"]: s["competitors"] for s in role_b["shapes"]}
     for shape in role_a["shapes"]:
@@ -40,8 +42,8 @@ def base_faster(role_a: dict, role_b: dict, margin: float = MARGIN) -> set[str]:
         if other is None:
             continue
         a = shape["competitors"]
-        cand_a, base_a = _kernel_us(a.get("ours")), _kernel_us(_other_ours(a))
-        base_b, cand_b = _kernel_us(other.get("ours")), _kernel_us(_other_ours(other))
+        cand_a, base_a = _us(a.get("ours"), timing), _us(_other_ours(a), timing)
+        base_b, cand_b = _us(other.get("ours"), timing), _us(_other_ours(other), timing)
         if None in (cand_a, base_a, base_b, cand_b):
             continue
         if base_a <= margin * cand_a and base_b <= margin * cand_b:
@@ -50,31 +52,36 @@ def base_faster(role_a: dict, role_b: dict, margin: float = MARGIN) -> set[str]:
 
 
 def revert(entries: list[dict], acc: str, base: dict, candidate: dict, runs: list[tuple[dict, dict]],
-           margin: float = MARGIN) -> tuple[list[dict], int]:
-    """The entries with the graph choice of every shape the runs found slower than the base's set back to the base's;
-    and how many. base, candidate: tables ({"meta", "entries"}); runs: (role A results, role B results) per layout."""
+           margin: float = MARGIN) -> tuple[list[dict], dict[str, int]]:
+    """The entries with each choice the runs found slower than the base's set back to the base's (graph: kernel-only,
+    eager: per call); and how many of each. base, candidate: tables ({"meta", "entries"}); runs: (role A results,
+    role B results) per layout."""
     if not 0 < margin <= 1:
         raise ValueError(f"margin must be in (0, 1], got {margin}")
     keyed = lambda table: {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}
     base_entries, cand_entries = keyed(base), keyed(candidate)
-    slower = set()
+    slower = {"graph": set(), "eager": set()}
     for role_a, role_b in runs:
         layouts = {role_a["meta"].get("b_layout", "col"), role_b["meta"].get("b_layout", "col")}
         if len(layouts) != 1 or role_a["meta"].get("acc") != acc or role_b["meta"].get("acc") != acc:
             raise ValueError(f"an A/B's two roles measure one layout of an {acc} table, got {layouts}, "
                              f"{role_a['meta'].get('acc')} / {role_b['meta'].get('acc')}")
         layout = layouts.pop()
-        slower |= {(*map(int, mnk.split("_")), layout) for mnk in base_faster(role_a, role_b, margin)}
-    out, reverted = [], 0
+        for role, timing in (("graph", "kernel"), ("eager", "call")):
+            slower[role] |= {(*map(int, mnk.split("_")), layout)
+                             for mnk in base_faster(role_a, role_b, margin, timing)}
+    out, reverted = [], {"graph": 0, "eager": 0}
     for entry in entries:
         key = (entry["m"], entry["n"], entry["k"], entry["b_layout"])
         was, measured = base_entries.get(key), cand_entries.get(key)
-        if key not in slower or was is None or measured is None or choice(entry, "graph") != choice(measured, "graph"):
-            out.append(entry)
-            continue
-        source = was.get("graph", was)
-        out.append(_with_picks(entry, acc, {"graph": dict(choice(was, "graph"), us=source["us"])}))
-        reverted += 1
+        picks = {}
+        for role in ("graph", "eager") if was is not None and measured is not None else ():
+            if (key in slower[role] and choice(entry, role) == choice(measured, role)
+                    and choice(was, role) != choice(measured, role)):
+                source = was.get("graph", was) if role == "graph" else was
+                picks[role] = dict(choice(was, role), us=source["us"])
+                reverted[role] += 1
+        out.append(_with_picks(entry, acc, picks))
     return out, reverted
 
 
@@ -107,7 +114,12 @@ def main(argv=None) -> int:
     except ValueError as error:
         p.error(str(error))
     # keyed by the candidate measured, so that rebuilding a table (which keeps the meta it had) records each A/B once
-    record = {"layouts": len(runs), "margin": args.margin, "graph": count}
+    # and the table's own totals after it, as tuner.confirm states them (an eager revert may bring back an fp16 table's
+    # fp32-accumulating choice, or split an entry's eager and graph choices)
+    totals = {layout: {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
+                       "graph_alternatives": sum("graph" in e for e in mine)}
+              for layout in ("col", "row") for mine in [[e for e in entries if e["b_layout"] == layout]]}
+    record = {"layouts": len(runs), "margin": args.margin, **count, "totals": totals}
     name = "/".join(Path(args.candidate).resolve().parts[-4:-2])  # e.g. h200-2026-12-02-s13/call3
     meta = {key: value for key, value in table["meta"].items() if key != "ab_reverted"}  # this step's record last
     meta["ab_reverted"] = {**table["meta"].get("ab_reverted", {}), name: record}

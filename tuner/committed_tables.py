@@ -71,7 +71,7 @@ ROW_CONFIRM_ROUNDS = tuple(
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 2
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
-# (128x64x2048 f32 col, 0.94x in both roles).
+# (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
 def _ab(folder: str, acc: str) -> dict:
     """One A/B's files for an accumulator: the base and candidate tables, each layout's role A and B results."""
     runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
@@ -80,7 +80,8 @@ def _ab(folder: str, acc: str) -> dict:
             "candidate": f"{folder}/cand_tables/sm90_{acc}.json.gz", "ab": runs}
 
 
-AB_REVERTS = ({acc: _ab("benchmarks/h200-2026-12-02-s13/call3", acc) for acc in ("f32", "f16")},)
+AB_REVERTS = tuple({acc: _ab(folder, acc) for acc in ("f32", "f16")}
+                   for folder in ("benchmarks/h200-2026-12-02-s13/call3", "benchmarks/h200-2026-12-02-s14/call3"))
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
