@@ -60,6 +60,13 @@ def smem_bytes(cfg: KernelConfig) -> int:
     return cfg.stages * per_stage
 
 
+def splitk_cluster_warpgroups(cfg: KernelConfig) -> int:
+    """Consumer warpgroups of a splitk variant: two (64 rows each) for cluster tiles wider than 128x128, whose
+    accumulators one warpgroup cannot hold; else one."""
+    tm, tn, _ = cfg.tile
+    return 2 if cfg.family == "splitk" and cfg.schedule == "cluster" and tm == 128 and tn > 128 else 1
+
+
 def acc_regs_per_thread(cfg: KernelConfig) -> int:
     """Accumulator registers (32-bit) per math thread: f16 accumulators pack two per register."""
     tm, tn, _ = cfg.tile
@@ -67,7 +74,7 @@ def acc_regs_per_thread(cfg: KernelConfig) -> int:
         # cooperative: two consumer warpgroups split the tile along M; pingpong: one warpgroup owns the whole tile
         elems = tm * tn // (256 if cfg.schedule == "cooperative" else 128)
     elif cfg.family == "splitk":
-        elems = tm * tn // 128  # one warpgroup holds the whole tile
+        elems = tm * tn // (128 * splitk_cluster_warpgroups(cfg))  # the whole tile, over one or two warpgroups
     else:
         wm, wn, _ = cfg.warp
         elems = wm * wn // 32
@@ -252,6 +259,15 @@ def _splitk_cluster_for(acc: str, bl: str) -> list[KernelConfig]:
             for tile, stages in deep + shallow]
 
 
+def _splitk_cluster_wide_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for the outputs of ~512x512 and up with a long K, where the cluster variants' 64-wide tiles are
+    bound by L2 bandwidth (512x512x16384: 32 us against cuBLAS's 18; session 14): 128x192 and 128x256 tiles over two
+    consumer warpgroups, 1.5-2x the FLOP per byte loaded, the fp32 partial tile still in the stages' shared memory.
+    Compile-checked only (session 14 had no device time left for it); not built by the image."""
+    return [KernelConfig("splitk", acc, bl, tile, stages=stages, schedule="cluster", pdl=True)
+            for tile, stages in (((128, 256, 64), 3), ((128, 192, 64), 4))]
+
+
 def _splitk_deep_for(acc: str, bl: str) -> list[KernelConfig]:
     """Deeper-pipelined splitk variants, an experiment for the mid-size long-K shapes (256x512x4096, 1024x128x4096:
     ~9 us for everyone) where the four-stage ones ran latency-bound (session 13). Not built by the image."""
@@ -312,6 +328,8 @@ VARIANT_SETS = {
     "splitk": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_for(a, bl)],
     # split-K across a cluster, both layouts (built apart: kernels.build --set splitk_cluster)
     "splitk_cluster": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_for(a, bl)],
+    # wider cluster tiles over two consumer warpgroups (an experiment: kernels.build --set splitk_cluster_wide)
+    "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_wide_for(a, bl)],
     # splitk plus deeper pipelines, f32 (an experiment: kernels.build --set splitk_deep --exclude splitk)
     "splitk_deep": lambda: [c for bl in B_LAYOUTS for c in _splitk_for("f32", bl) + _splitk_deep_for("f32", bl)],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
@@ -398,4 +416,4 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
 
 
 __all__ = ["problems", "is_valid", "enumerate", "variant_set", "config_named", "supports", "runtime_knobs",
-           "smem_bytes", "acc_regs_per_thread", "VARIANT_SETS"]
+           "smem_bytes", "acc_regs_per_thread", "splitk_cluster_warpgroups", "VARIANT_SETS"]

@@ -10,6 +10,7 @@ import string
 from pathlib import Path
 
 from kernels.config import KernelConfig
+from kernels.space import splitk_cluster_warpgroups
 
 CODEGEN_DIR = Path(__file__).resolve().parent
 TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl", "splitk": "splitk.cu.tmpl",
@@ -88,9 +89,19 @@ def _sm80_values(cfg: KernelConfig) -> dict:
     return {"warp_m": wm, "warp_n": wn, "warp_k": wk, "stages": cfg.stages}
 
 
+# splitk cluster variants with two consumer warpgroups (64 rows each) build their own TiledMma, as CUTLASS's
+# cooperative kernels do; with one they take KernelTma's (the text these variants were built and tested from).
+_TWO_WARPGROUP_MMA = (
+    "decltype(cute::make_tiled_mma(cute::GMMA::ss_op_selector<ElementAB, ElementAB, ElementAcc, TileShape, "
+    "cutlass::gemm::collective::detail::gmma_ss_tag_to_major_A<ElementAB, LayoutA>(), "
+    "cutlass::gemm::collective::detail::gmma_ss_tag_to_major_B<ElementAB, LayoutB>()>(), "
+    "cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}))")
+
+
 def _splitk_values(cfg: KernelConfig) -> dict:
     # B as CUTLASS 3 sees it (N×K): col steps N by ldb, row steps K by ldb; the split (L) mode moves K/S along K.
     col = cfg.b_layout == "col"
+    groups = splitk_cluster_warpgroups(cfg)
     return {
         "stage_count": (f"cutlass::gemm::collective::StageCount<{cfg.stages}>" if cfg.stages
                         else "cutlass::gemm::collective::StageCountAuto"),
@@ -99,6 +110,9 @@ def _splitk_values(cfg: KernelConfig) -> dict:
         "b_ld_comment": "N×K row-major, N steps by ldb" if col else "K×N row-major, K steps by ldb",
         "b_split_stride": "Ks" if col else "int64_t(Ks) * p->ldb",
         "stages": cfg.stages,  # the cluster template's own pipeline: explicit stage count
+        "threads": 128 * groups,
+        "consumer_note": "one warpgroup" if groups == 1 else "two warpgroups, 64 rows each",
+        "tiled_mma": "typename CollectiveMainloop::TiledMma" if groups == 1 else _TWO_WARPGROUP_MMA,
     }
 
 

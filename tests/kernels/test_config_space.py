@@ -247,6 +247,15 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     assert {(c.acc, c.b_layout) for c in configs} == {(a, b) for a in ("f32", "f16") for b in ("row", "col")}
     assert all(c.schedule == "cluster" and c.pdl and space.is_valid(c) for c in configs)
     assert space.config_named(configs[0].name) == configs[0]
+    # one warpgroup up to 128x128 (KernelTma's TiledMma); wider tiles split their rows over two
+    assert all(space.splitk_cluster_warpgroups(c) == 1 for c in configs)
+    assert "using TiledMma = typename CollectiveMainloop::TiledMma;" in source
+    wide = splitk(schedule="cluster", tile=(128, 256, 64), stages=3)
+    assert space.splitk_cluster_warpgroups(wide) == 2 and space.acc_regs_per_thread(wide) == 128 and space.is_valid(wide)
+    assert "constexpr int kThreads = 256;" in generate(wide) and "cute::_2, cute::_1, cute::_1" in generate(wide)
+    assert space.splitk_cluster_warpgroups(splitk(schedule="cluster", tile=(64, 256, 64), stages=4)) == 1  # 64 rows
+    assert all(space.splitk_cluster_warpgroups(c) == 2 and space.is_valid(c)
+               for c in space.variant_set("splitk_cluster_wide"))
 
 
 def test_splitk_set_covers_both_accumulators_and_layouts_and_splits_only():
