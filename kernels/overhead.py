@@ -145,15 +145,17 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
 
 def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: str = "default") -> list:
     """For one built variant per family (sm90, sm80, splitk, and splitk's cluster schedule: a cluster launch) of
-    `variant_set` (comma-separated sets) that runs this shape: the dispatcher with the C fast path, the dispatcher's Python path, and the bare ctypes launcher (what a
-    CUTLASS launch costs without cuBLAS's host side). Rows are (label, fn(a, b, out))."""
+    `variant_set` (comma-separated sets) that runs this shape: the dispatcher with the C fast path, the dispatcher's
+    Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side). Rows are
+    (label, fn(a, b, out))."""
     from kernels import runtime, space
     from kernels.dispatch import Dispatcher
 
     rows = []
     for family, schedule in (("sm90", None), ("sm80", None), ("splitk", ""), ("splitk", "cluster")):
         for cfg in space.variant_sets(variant_set):
-            if cfg.family != family or schedule not in (None, cfg.schedule) or cfg.b_layout != b_layout or cfg.acc != acc or not space.supports(cfg, m, n, k):
+            if (cfg.family != family or schedule not in (None, cfg.schedule) or cfg.b_layout != b_layout
+                    or cfg.acc != acc or not space.supports(cfg, m, n, k)):
                 continue
             try:
                 kernel = runtime.load(cfg, build_if_missing=False)
@@ -202,8 +204,8 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--stub", action="store_true", help="no GPU: time the Python side against C stubs")
     parser.add_argument("--set", default="default",
-                        help="variant set(s), comma separated, to take the built sm90 / sm80 / splitk (L2, cluster) rows "
-                             "from")
+                        help="variant set(s), comma separated, to take the built sm90 / sm80 / splitk (L2, cluster) "
+                             "rows from")
     parser.add_argument("--rotate", type=int, default=1, metavar="N",
                         help="each call on the next of N operand sets (as in the per-call benchmark, or a caller with "
                              "fresh tensors: the variants' launch caches retarget their prepared launches, or with "

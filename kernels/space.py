@@ -329,7 +329,8 @@ VARIANT_SETS = {
     # split-K across a cluster, both layouts (built apart: kernels.build --set splitk_cluster)
     "splitk_cluster": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_for(a, bl)],
     # wider cluster tiles over two consumer warpgroups (an experiment: kernels.build --set splitk_cluster_wide)
-    "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_wide_for(a, bl)],
+    "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS
+                                    for c in _splitk_cluster_wide_for(a, bl)],
     # splitk plus deeper pipelines, f32 (an experiment: kernels.build --set splitk_deep --exclude splitk)
     "splitk_deep": lambda: [c for bl in B_LAYOUTS for c in _splitk_for("f32", bl) + _splitk_deep_for("f32", bl)],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),

@@ -251,7 +251,8 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     assert all(space.splitk_cluster_warpgroups(c) == 1 for c in configs)
     assert "using TiledMma = typename CollectiveMainloop::TiledMma;" in source
     wide = splitk(schedule="cluster", tile=(128, 256, 64), stages=3)
-    assert space.splitk_cluster_warpgroups(wide) == 2 and space.acc_regs_per_thread(wide) == 128 and space.is_valid(wide)
+    assert space.splitk_cluster_warpgroups(wide) == 2 and space.acc_regs_per_thread(wide) == 128
+    assert space.is_valid(wide)
     assert "constexpr int kThreads = 256;" in generate(wide) and "cute::_2, cute::_1, cute::_1" in generate(wide)
     assert space.splitk_cluster_warpgroups(splitk(schedule="cluster", tile=(64, 256, 64), stages=4)) == 1  # 64 rows
     assert all(space.splitk_cluster_warpgroups(c) == 2 and space.is_valid(c)

@@ -67,8 +67,9 @@ def test_an_eager_choice_goes_back_only_where_it_changed_and_both_roles_ran_it_s
     base = {"entries": [entry(128, 64, 2048, SM90), entry(64, 64, 4096, SM90), entry(64, 128, 4096, CUBLAS)]}
     cand = {"entries": [entry(128, 64, 2048, SPLITK), entry(64, 64, 4096, SPLITK), entry(64, 128, 4096, CUBLAS)]}
     kernel = {mnk: (5.0, 5.0) for mnk in shapes}  # kernel-only: no verdict
-    runs = [(role(True, kernel, {"128_64_2048": (24.0, 20.0), "64_64_4096": (24.0, 20.0), "64_128_4096": (24.0, 20.0)}),
-             role(False, kernel, {"128_64_2048": (22.0, 20.0), "64_64_4096": (20.0, 20.0), "64_128_4096": (24.0, 20.0)}))]
+    calls_a = {"128_64_2048": (24.0, 20.0), "64_64_4096": (24.0, 20.0), "64_128_4096": (24.0, 20.0)}
+    calls_b = {"128_64_2048": (22.0, 20.0), "64_64_4096": (20.0, 20.0), "64_128_4096": (24.0, 20.0)}
+    runs = [(role(True, kernel, calls_a), role(False, kernel, calls_b))]
     out, count = revert(cand["entries"], "f32", base, cand, runs)
     # 64_64_4096: role B within the margin (the dispatchers' offset); 64_128_4096: its eager choice did not change
     assert count == {"graph": 0, "eager": 1}
