@@ -73,11 +73,12 @@ def from_config(cfg, knobs: dict[str, tuple[int, ...]]) -> list[Arm]:
 
 
 def from_kernel_space(acc: str, b_layout: str, variant_set: str | None = None, arch: str | None = None):
-    """(arms, configs by name) from the kernel library: a named variant set, or the whole enumerated space."""
+    """(arms, configs by name) from the kernel library: named variant sets ("splitk_cluster,splitk_cluster_wide"), or
+    the whole enumerated space."""
     from kernels import space
 
     if variant_set:
-        configs = [c for c in space.variant_set(variant_set) if c.acc == acc and c.b_layout == b_layout]
+        configs = [c for c in space.variant_sets(variant_set) if c.acc == acc and c.b_layout == b_layout]
     else:
         configs = space.enumerate(arch=arch, acc=acc, b_layout=b_layout)
     arms = [arm for cfg in configs for arm in from_config(cfg, space.runtime_knobs(cfg))]

@@ -106,6 +106,16 @@ def test_search_measures_the_preferred_arms_first():
     assert [t.arm.family for t in run.trials[3:5]] == ["sm80", "sm80"]
 
 
+def test_arms_of_several_variant_sets_are_their_union_for_one_accumulator_and_layout():
+    from tuner.arms import from_kernel_space
+
+    one, _ = from_kernel_space("f16", "row", "splitk_cluster")
+    other, _ = from_kernel_space("f16", "row", "splitk_cluster_wide")
+    both, configs = from_kernel_space("f16", "row", "splitk_cluster,splitk_cluster_wide")
+    assert both == one + other and len(both) == len(set(both)) > len(one) > 0
+    assert {c.acc for c in configs.values()} == {"f16"} and {c.b_layout for c in configs.values()} == {"row"}
+
+
 def test_retable_rebuilds_the_table_from_records(tmp_path):
     from tuner.arms import from_kernel_space
     from tuner.lt_arms import lt_arm
