@@ -63,11 +63,14 @@ CONFIRM_ROUNDS_BY_DEFAULT = 2
 # the 30 f16 ones; per call +13% / +1.0% and +9.2% / +1.0%).
 GRID11_ROW = "benchmarks/h200-2026-12-01-s11/call2_grid_row"
 GRID12_ROW = "benchmarks/h200-2026-12-01-s12/call4_grid_row"
+# Round 3: session 15's row grid (call 2: a shuffled 437 f32 / 418 f16 shapes of the tables of 081ac8e, with the
+# splitk and splitk cluster entries).
+GRID15_ROW = "benchmarks/h200-2026-12-02-s15/call2/grid_row"
 ROW_CONFIRM_ROUNDS = tuple(
     {"f32": (("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"),),
      "f16": (("f16", f"{grid}/fp16/results.json.gz", f"{grid}/tables/sm90_f16.json.gz"),
              ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"))}
-    for grid in (GRID11_ROW, GRID12_ROW))
+    for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW))
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 2
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
