@@ -263,7 +263,8 @@ def _splitk_cluster_wide_for(acc: str, bl: str) -> list[KernelConfig]:
     """An experiment for the outputs of ~512x512 and up with a long K, where the cluster variants' 64-wide tiles are
     bound by L2 bandwidth (512x512x16384: 32 us against cuBLAS's 18; session 14): 128x192 and 128x256 tiles over two
     consumer warpgroups, 1.5-2x the FLOP per byte loaded, the fp32 partial tile still in the stages' shared memory.
-    Compile-checked only (session 14 had no device time left for it); not built by the image."""
+    Run in session 15 (call 1): correct (GPU suite), but 0.80x of the 64-wide cluster variants' best over the 324
+    long-K shapes it was tuned on, and never > 3% faster than the tables' choice; not built by the image."""
     return [KernelConfig("splitk", acc, bl, tile, stages=stages, schedule="cluster", pdl=True)
             for tile, stages in (((128, 256, 64), 3), ((128, 192, 64), 4))]
 

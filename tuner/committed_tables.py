@@ -45,14 +45,19 @@ EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
 # the 21 changed f32 entries, +1.0% / +0.9% on the 53 f16 ones; per call within the dispatchers' offset).
 GRID8 = "benchmarks/h200-2026-12-01-s8/grid"
 GRID9 = "benchmarks/h200-2026-12-01-s9/grid_confirmed"
-CONFIRM_ROUNDS = (
-    {"f32": (("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"),),
-     "f16": (("f16", f"{GRID8}/fp16/results.json.gz", f"{GRID8}/tables/sm90_f16.json.gz"),
-             ("f32", f"{GRID8}/fp32/results.json.gz", f"{GRID8}/tables/sm90_f32.json.gz"))},
-    {"f32": (("f32", f"{GRID9}/fp32/results.json.gz", f"{GRID9}/tables/sm90_f32.json.gz"),),
-     "f16": (("f16", f"{GRID9}/fp16/results.json.gz", f"{GRID9}/tables/sm90_f16.json.gz"),
-             ("f32", f"{GRID9}/fp32/results.json.gz", f"{GRID9}/tables/sm90_f32.json.gz"))},
-)
+# Round 3: session 15's col grid (call 3: a shuffled 394 f32 / 399 f16 shapes of the tables of 081ac8e); off until an
+# A/B has measured it.
+GRID15 = "benchmarks/h200-2026-12-02-s15/call3/grid_col"
+
+
+def _grid_round(grid: str) -> dict:
+    """One round of corrections from a grid run's folder: per accumulator its runs as (accumulator, results, the
+    table that run measured); the f16 table may also take the f32 run's fp32-accumulating arms."""
+    f32 = ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz")
+    return {"f32": (f32,), "f16": (("f16", f"{grid}/fp16/results.json.gz", f"{grid}/tables/sm90_f16.json.gz"), f32)}
+
+
+CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15))
 CONFIRM_ROUNDS_BY_DEFAULT = 2
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
@@ -64,27 +69,28 @@ CONFIRM_ROUNDS_BY_DEFAULT = 2
 GRID11_ROW = "benchmarks/h200-2026-12-01-s11/call2_grid_row"
 GRID12_ROW = "benchmarks/h200-2026-12-01-s12/call4_grid_row"
 # Round 3: session 15's row grid (call 2: a shuffled 437 f32 / 418 f16 shapes of the tables of 081ac8e, with the
-# splitk and splitk cluster entries).
+# splitk and splitk cluster entries); on since that session's A/B (call 3, both roles: +2.7% / +2.2% kernel-only on
+# the 11 changed f32 entries, +1.3% / +1.4% on 34 f16 ones, 30 of them changed; per call +2.7% / -8.1% and +7.0% /
+# -4.6%, within the dispatchers' offset).
 GRID15_ROW = "benchmarks/h200-2026-12-02-s15/call2/grid_row"
-ROW_CONFIRM_ROUNDS = tuple(
-    {"f32": (("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"),),
-     "f16": (("f16", f"{grid}/fp16/results.json.gz", f"{grid}/tables/sm90_f16.json.gz"),
-             ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz"))}
-    for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW))
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 2
+ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW))
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 3
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
-def _ab(folder: str, acc: str) -> dict:
+# Session 15's A/B of the row corrections' round 3 (call 3) ran B row-major only: the round changed no col entry.
+def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row")) -> dict:
     """One A/B's files for an accumulator: the base and candidate tables, each layout's role A and B results."""
     runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
-                 for layout in ("col", "row"))
+                 for layout in layouts)
     return {"base": f"{folder}/base_tables/sm90_{acc}.json.gz",
             "candidate": f"{folder}/cand_tables/sm90_{acc}.json.gz", "ab": runs}
 
 
-AB_REVERTS = tuple({acc: _ab(folder, acc) for acc in ("f32", "f16")}
-                   for folder in ("benchmarks/h200-2026-12-02-s13/call3", "benchmarks/h200-2026-12-02-s14/call3"))
+AB_REVERTS = tuple({acc: _ab(folder, acc, *layouts) for acc in ("f32", "f16")}
+                   for folder, *layouts in (("benchmarks/h200-2026-12-02-s13/call3",),
+                                            ("benchmarks/h200-2026-12-02-s14/call3",),
+                                            ("benchmarks/h200-2026-12-02-s15/call3", ("row",))))
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -97,13 +103,14 @@ def state_args(records: tuple[str, ...]) -> list[str]:
             for arg in ("--state", "+".join(str(REPO / part) for part in record.split("+")))]
 
 
-def retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    return [*state_args(RECORDS), "--acc", acc, *COMMON, *EXTRA[acc], "--meta-from", str(table_path(acc)),
+def retable_argv(acc: str, out_dir: Path = TABLES, extra: tuple[str, ...] = ()) -> list[str]:
+    return [*state_args(RECORDS), "--acc", acc, *COMMON, *EXTRA[acc], *extra, "--meta-from", str(table_path(acc)),
             "--out", str(table_path(acc, out_dir))]
 
 
-def row_retable_argv(acc: str, out_dir: Path = TABLES) -> list[str]:
-    return [*state_args(ROW_RECORDS), "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], "--out", str(table_path(acc, out_dir))]
+def row_retable_argv(acc: str, out_dir: Path = TABLES, extra: tuple[str, ...] = ()) -> list[str]:
+    return [*state_args(ROW_RECORDS), "--acc", acc, "--b-layout", "row", *COMMON, *EXTRA[acc], *extra,
+            "--out", str(table_path(acc, out_dir))]
 
 
 def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES, rounds=CONFIRM_ROUNDS) -> list[str]:
@@ -137,19 +144,23 @@ def main(argv=None) -> int:
                         f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
+    p.add_argument("--pdl-alone-factor", type=float, default=None, metavar="F",
+                   help="a candidate: eager choices may take PDL-only variants (splitk), costed F x their "
+                        "back-to-back time per call (tuner/objective.py)")
     args = p.parse_args(argv)
+    extra = ("--pdl-alone-factor", str(args.pdl_alone_factor)) if args.pdl_alone_factor is not None else ()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
     # over, so building in place would feed the old row entries into the col steps (not what a clean build makes).
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for acc in args.acc or EXTRA:
-            if rc := retable.main(retable_argv(acc, work)):
+            if rc := retable.main(retable_argv(acc, work, extra)):
                 return rc
             for round_index in range(args.confirm_rounds):
                 if rc := confirm.main(confirm_argv(acc, round_index, work)):
                     return rc
-            if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work))):
+            if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, extra))):
                 return rc
             for round_index in range(args.confirm_row_rounds):
                 if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):

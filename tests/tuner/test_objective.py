@@ -62,6 +62,25 @@ def test_call_objective_costs_a_pdl_trial_with_its_base_and_keeps_it_only_as_a_t
     assert Objective("call", HOST, 0.8).choose(record(3.0, twin, base, sm80), 1.01) is twin
 
 
+def test_a_pdl_trial_without_a_base_can_be_costed_as_a_multiple_of_its_back_to_back_time():
+    # splitk variants exist only with PDL: 2.1 back to back, costed 1.5 x 2.1 = 3.15 alone, + 8 host beats cuBLAS's 3 + 12
+    twin = pdl(trial("splitk", 2.1, 3.0))
+    factor = Objective("call", HOST, 0.8, lone_pdl=True, pdl_alone_factor=1.5)
+    assert factor.choose(record(3.0, twin), 1.01) is twin
+    assert Objective("call", HOST, 0.8, lone_pdl=True).choose(record(3.0, twin), 1.01) is None  # off: left out
+    # the factor is an estimate: a cheaper launch with a measured kernel still wins (3.0 + 5 < 3.15 + 8) ...
+    assert factor.choose(record(3.0, twin, trial("sm80", 3.0, 3.0)), 1.01)["arm"]["family"] == "sm80"
+    # ... and so does the kernel floor: at 3x the twin's lone estimate (6.3) is out against cuBLAS's 3.0
+    assert Objective("call", HOST, 0.8, lone_pdl=True, pdl_alone_factor=3.0).choose(record(3.0, twin), 1.01) is None
+    # a twin whose base was timed is costed with the base, never the factor
+    base = trial("splitk", 4.0, 3.0, config="splitk_variant")
+    assert factor.choose(record(3.0, twin, base), 1.01) is None  # 4.0 alone: out of the 0.8 floor against 3.0
+    assert Objective.from_dict(factor.describe()) == factor
+    for bad in (dict(lone_pdl=False, pdl_alone_factor=1.5), dict(lone_pdl=True, pdl_alone_factor=0.9)):
+        with pytest.raises(ValueError):
+            Objective("call", HOST, 0.8, **bad)
+
+
 def test_call_objective_keeps_kernel_wins_of_arms_with_cublas_host_cost_and_falls_back_to_cublas():
     r = record(100.0, trial("cublaslt", 98.0, 100.0))  # 2% faster kernel, same host cost: still a win
     assert Objective("call", HOST).choose(r, 1.01)["arm"]["family"] == "cublaslt"
