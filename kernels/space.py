@@ -329,6 +329,9 @@ VARIANT_SETS = {
     "splitk": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_for(a, bl)],
     # split-K across a cluster, both layouts (built apart: kernels.build --set splitk_cluster)
     "splitk_cluster": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_for(a, bl)],
+    # their twins without PDL (not in the image): tuned, they give the lone-call kernel time that eager choices are
+    # costed with (tuner/objective.py, lone_kernel_us), instead of --pdl-alone-factor's estimate
+    "splitk_cluster_lone": lambda: [replace(c, pdl=False) for c in VARIANT_SETS["splitk_cluster"]()],
     # wider cluster tiles over two consumer warpgroups (an experiment: kernels.build --set splitk_cluster_wide)
     "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS
                                     for c in _splitk_cluster_wide_for(a, bl)],

@@ -257,6 +257,11 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     assert space.splitk_cluster_warpgroups(splitk(schedule="cluster", tile=(64, 256, 64), stages=4)) == 1  # 64 rows
     assert all(space.splitk_cluster_warpgroups(c) == 2 and space.is_valid(c)
                for c in space.variant_set("splitk_cluster_wide"))
+    # the twins without PDL, for measured lone-call times: the same tiles, no grid dependency control at all
+    lone = space.variant_set("splitk_cluster_lone")
+    assert [replace(c, pdl=True) for c in lone] == configs and not any(c.pdl for c in lone)
+    assert all(space.config_named(c.name) == c and not c.name.endswith("_pdl") for c in lone)
+    assert "constexpr bool kPdl = false;" in generate(lone[0])
 
 
 def test_splitk_set_covers_both_accumulators_and_layouts_and_splits_only():
