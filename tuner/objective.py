@@ -72,6 +72,7 @@ class Objective:
     kernel_floor: float = 0.97
     lone_pdl: bool = False  # call: cost pdl trials as lone calls (lone_kernel_us); off: their back-to-back time
     pdl_alone_factor: float | None = None  # lone_pdl: a pdl trial without a timed base costs this x its time
+    loop_guard: bool = False  # call: also eligible, beyond the kernel floor, what runs no slower in a loop
 
     def __post_init__(self):
         if self.kind not in OBJECTIVES:
@@ -81,11 +82,17 @@ class Objective:
         if self.pdl_alone_factor is not None and not (self.lone_pdl and self.pdl_alone_factor >= 1):
             raise ValueError(f"a pdl alone factor needs lone_pdl and must be >= 1, got {self.pdl_alone_factor}")
 
-    def call_us(self, kernel_us: float, family: str) -> float:
+    def host(self, family: str) -> float:
         host = self.host_us.get(family)
-        if host is None:
-            host = self.host_us.get(HOST_LIKE.get(family, "cublas"), self.host_us["cublas"])
-        return kernel_us + host
+        return self.host_us.get(HOST_LIKE.get(family, "cublas"), self.host_us["cublas"]) if host is None else host
+
+    def call_us(self, kernel_us: float, family: str) -> float:
+        return kernel_us + self.host(family)
+
+    def loop_us(self, kernel_us: float, family: str) -> float:
+        """Time per call of eager calls issued back to back: the host work of one overlaps the kernel of the one
+        before, so the longer of the two."""
+        return max(kernel_us, self.host(family))
 
     def cost(self, kernel_us: float, family: str) -> float:
         """What this objective minimizes for an arm whose kernel takes kernel_us: the time per call for host-bound
@@ -107,6 +114,13 @@ class Objective:
         if not self.host_bound(fastest):
             return by_kernel
         eligible = [t for t in costed if alone(t) * self.kernel_floor <= fastest]
+        if self.loop_guard:
+            # a slower kernel with a cheaper launch is no loss in a loop either while it stays within what the
+            # fastest arm costs there (host-bound shapes: mostly that arm's host work)
+            fastest_arm = min([(alone(t), self.loop_us(alone(t), t["arm"]["family"])) for t in costed]
+                              + [(cublas_us, self.loop_us(cublas_us, "cublas"))])
+            eligible += [t for t in costed if t not in eligible
+                         and self.loop_us(alone(t), t["arm"]["family"]) <= fastest_arm[1]]
         if not eligible:
             return None
         best = min(eligible, key=lambda t: (self.call_us(alone(t), t["arm"]["family"]), t["us"]))
@@ -127,6 +141,8 @@ class Objective:
                 out["lone_pdl"] = True
             if self.pdl_alone_factor is not None:
                 out["pdl_alone_factor"] = self.pdl_alone_factor
+            if self.loop_guard:
+                out["loop_guard"] = True
         return out
 
     @classmethod
@@ -134,4 +150,4 @@ class Objective:
         """The inverse of describe() (what a tuning job receives in its payload)."""
         d = d or {}
         return cls(d.get("objective", "kernel"), dict(d.get("host_us") or HOST_US_H200), d.get("kernel_floor", 0.97),
-                   bool(d.get("lone_pdl", False)), d.get("pdl_alone_factor"))
+                   bool(d.get("lone_pdl", False)), d.get("pdl_alone_factor"), bool(d.get("loop_guard", False)))

@@ -90,6 +90,9 @@ def main(argv=None) -> int:
     p.add_argument("--pdl-alone-factor", type=float, default=None, metavar="F",
                    help="--lone-pdl: a pdl variant without a timed base costs F x its back-to-back time per call "
                         "(default: left out of per-call choices)")
+    p.add_argument("--loop-guard", action="store_true",
+                   help="--objective call: beyond --kernel-floor, an arm is eligible for eager calls when it runs no "
+                        "slower than the fastest kernel's arm in a loop (max of host and kernel time)")
     p.add_argument("--min-speedup", type=float, default=1.01)
     p.add_argument("--out", required=True, help="table to write (entries of other layouts in it are kept)")
     p.add_argument("--borrow-f32", action="store_true", help="f16: take faster f32-accumulating choices")

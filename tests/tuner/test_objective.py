@@ -81,6 +81,24 @@ def test_a_pdl_trial_without_a_base_can_be_costed_as_a_multiple_of_its_back_to_b
             Objective("call", HOST, 0.8, **bad)
 
 
+def test_loop_guard_admits_a_slower_kernel_whose_cheaper_launch_wins_in_a_loop_too():
+    # 64x128x128: cuBLAS's kernel 2.84, an sm80 variant 3.9 (1.37x slower: outside a 0.8 floor)
+    r = record(2.84, trial("sm80", 3.9, 2.84))
+    assert Objective("call", HOST, 0.8).choose(r, 1.01) is None
+    guarded = Objective("call", HOST, 0.8, loop_guard=True)
+    # per call 3.9 + 5 against 2.84 + 12; in a loop max(3.9, 5) against max(2.84, 12)
+    assert guarded.choose(r, 1.01)["arm"]["family"] == "sm80"
+    # a kernel longer than the fastest arm's loop time (cuBLAS's host work, 12) would slow a loop down: not taken,
+    # however much a single call gains (11 + 5 < 2 + 12 is false anyway; 12.5 + 5 too)
+    assert guarded.choose(record(2.0, trial("sm80", 12.5, 2.0)), 1.01) is None
+    # the guard compares with the fastest arm, not with cuBLAS: an sm90 kernel of 7 (loop max(7, 8) = 8, call 15)
+    # keeps an sm80 kernel of 9 out (loop 9), though it is cheaper per call (14) and beats cuBLAS's loop time of 12
+    r = record(10.0, trial("sm90", 7.0, 10.0), trial("sm80", 9.0, 10.0))
+    assert guarded.choose(r, 1.01)["arm"]["family"] == "sm90"
+    assert Objective("call", HOST, 0.75).choose(r, 1.01)["arm"]["family"] == "sm80"  # a looser floor lets it in
+    assert Objective.from_dict(guarded.describe()) == guarded != Objective("call", HOST, 0.8)
+
+
 def test_call_objective_keeps_kernel_wins_of_arms_with_cublas_host_cost_and_falls_back_to_cublas():
     r = record(100.0, trial("cublaslt", 98.0, 100.0))  # 2% faster kernel, same host cost: still a win
     assert Objective("call", HOST).choose(r, 1.01)["arm"]["family"] == "cublaslt"
