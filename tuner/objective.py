@@ -4,9 +4,11 @@
     call    for host-bound shapes (the fastest kernel is shorter than cuBLAS's host work per call): among arms whose
             kernel is within --kernel-floor of the fastest (default 0.97: never more than ~3% slower on the GPU), the
             one with the least kernel + host time per call, if it beats cuBLAS by --min-speedup in kernel or in call
-            time; for the other shapes, as `kernel`. With lone_pdl (--lone-pdl), a pdl variant is costed with its
-            base's kernel time, as a call on its own would see it (`lone_kernel_us`); off (the committed tables'
-            setting), with its back-to-back time
+            time; for the other shapes, as `kernel`. With lone_pdl (--lone-pdl, the committed tables' setting), a pdl
+            variant is costed with its base's kernel time, as a call on its own would see it (`lone_kernel_us`);
+            off, with its back-to-back time. Candidates, not in the committed tables yet: --pdl-alone-factor
+            (a pdl variant without a timed base, e.g. splitk's, costed as a multiple of its time) and --loop-guard
+            (past the floor, an arm that is no slower in a loop of calls: max(host, kernel))
 
 Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
 the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel

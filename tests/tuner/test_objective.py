@@ -58,7 +58,7 @@ def test_call_objective_costs_a_pdl_trial_with_its_base_and_keeps_it_only_as_a_t
     assert call.choose(record(3.0, twin), 1.01) is None
     # the kernel floor compares lone times: a base 3.4 against cuBLAS's 3.0 is out at 0.97
     assert Objective("call", HOST, 0.97, lone_pdl=True).choose(record(3.0, twin, base), 1.01) is None
-    # off (the committed tables' setting): the twin's back-to-back time counts, and it wins per call
+    # off (the default; the committed tables turn it on): the twin's back-to-back time counts, and it wins per call
     assert Objective("call", HOST, 0.8).choose(record(3.0, twin, base, sm80), 1.01) is twin
 
 
