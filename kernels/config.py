@@ -41,7 +41,7 @@ class KernelConfig:
     acc: str  # "f32" | "f16": accumulator (and epilogue compute) type
     b_layout: str  # "row": B is K×N row-major; "col": B is N×K row-major (x @ Wᵀ)
     tile: tuple[int, int, int]  # threadblock (CTA) tile M, N, K
-    cluster: tuple[int, int] = (1, 1)  # sm90: CTAs per cluster along M, N (TMA multicast)
+    cluster: tuple[int, int] = (1, 1)  # sm90: CTAs per cluster along M, N (TMA multicast); splitk cluster: M-tiles
     warp: tuple[int, int, int] = (0, 0, 0)  # sm80: warp tile M, N, K
     stages: int = 0  # pipeline stages; sm90: 0 = as many as fit beside the epilogue (StageCountAutoCarveout)
     schedule: str = ""  # sm90: "cooperative" | "pingpong"; splitk: "" | "cluster"
@@ -101,8 +101,9 @@ class KernelConfig:
         elif self.family == "splitk":
             if self.schedule not in SPLITK_SCHEDULES or self.scheduler:
                 out.append(f"splitk schedule {self.schedule!r} not in {SPLITK_SCHEDULES}, no scheduler")
-            if self.cluster != (1, 1):
-                out.append("splitk has no M/N clusters (leave cluster=(1,1); schedule=cluster sizes one by splits)")
+            if self.cluster != (1, 1) and not (self.schedule == "cluster" and self.cluster in ((2, 1), (4, 1))):
+                out.append("splitk has no M/N clusters (leave cluster=(1,1); schedule=cluster sizes one by splits, "
+                           "and may group 2 or 4 M-tiles, cluster=(2,1) / (4,1), to multicast B)")
             if self.warp != (0, 0, 0):
                 out.append("splitk has no warp tile (leave warp=(0,0,0))")
             if not isinstance(self.pdl, bool):
@@ -127,6 +128,8 @@ class KernelConfig:
             parts += ["s" + (str(self.stages) if self.stages else "auto")]
             if self.schedule:
                 parts.append(_SCHEDULE_ABBR[self.schedule])
+            if self.cluster != (1, 1):
+                parts.append("c" + _dims(self.cluster))
         parts.append("a" + str(self.alignment))
         if self.pdl:
             parts.append("pdl")

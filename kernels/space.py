@@ -269,6 +269,15 @@ def _splitk_cluster_wide_for(acc: str, bl: str) -> list[KernelConfig]:
             for tile, stages in (((128, 256, 64), 3), ((128, 192, 64), 4))]
 
 
+def _splitk_cluster_mc_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for the long-K outputs of ~512x512 and up, where the cluster variants are bound by L2 bandwidth
+    (512x512x16384 at 2 splits loads ~268 MB: 32 us, cuBLAS 18): clusters of 2 or 4 M-tiles x S splits whose CTAs of
+    one split share each B tile, loaded once and multicast by TMA (B's traffic / CM). Written in session 15, compiled
+    on the CPU box, not yet run on a GPU; not built by the image."""
+    return [KernelConfig("splitk", acc, bl, tile, cluster=(cm, 1), stages=stages, schedule="cluster", pdl=True)
+            for cm in (2, 4) for tile, stages in (((64, 64, 64), 8), ((128, 64, 64), 8), ((128, 128, 64), 6))]
+
+
 def _splitk_deep_for(acc: str, bl: str) -> list[KernelConfig]:
     """Deeper-pipelined splitk variants, an experiment for the mid-size long-K shapes (256x512x4096, 1024x128x4096:
     ~9 us for everyone) where the four-stage ones ran latency-bound (session 13). Not built by the image."""
@@ -332,6 +341,8 @@ VARIANT_SETS = {
     # their twins without PDL (not in the image): tuned, they give the lone-call kernel time that eager choices are
     # costed with (tuner/objective.py, lone_kernel_us), instead of --pdl-alone-factor's estimate
     "splitk_cluster_lone": lambda: [replace(c, pdl=False) for c in VARIANT_SETS["splitk_cluster"]()],
+    # clusters of 2 / 4 M-tiles multicasting B (an experiment: kernels.build --set splitk_cluster_mc)
+    "splitk_cluster_mc": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_mc_for(a, bl)],
     # wider cluster tiles over two consumer warpgroups (an experiment: kernels.build --set splitk_cluster_wide)
     "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS
                                     for c in _splitk_cluster_wide_for(a, bl)],
@@ -412,8 +423,9 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
         splits = (0, 1, 2, 3, 4, 8) if cfg.scheduler == "streamk" else (0, 1)
         # raster: 0 heuristic, 1 along M, 2 along N; swizzle: CUTLASS max_swizzle_size
         return {"raster": (0, 1, 2), "swizzle": (0, 1, 2, 4, 8), "splits": splits}
-    if cfg.family == "splitk" and cfg.schedule == "cluster":  # splits = CTAs per cluster (16: non-portable)
-        return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16)}
+    if cfg.family == "splitk" and cfg.schedule == "cluster":  # splits x M-tiles = CTAs per cluster (16: non-portable)
+        return {"raster": (0,), "swizzle": (0,),
+                "splits": tuple(s for s in (0, 2, 4, 8, 16) if s * cfg.cluster[0] <= 16)}
     if cfg.family == "splitk":  # splits must divide K into 16-byte steps: powers of two fit every K of the grid
         return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16, 32)}
     # CUTLASS 2.x swizzle is a template argument (GemmIdentityThreadblockSwizzle<8>, adaptive to the grid).

@@ -113,6 +113,7 @@ def _splitk_values(cfg: KernelConfig) -> dict:
         "threads": 128 * groups,
         "consumer_note": "one warpgroup" if groups == 1 else "two warpgroups, 64 rows each",
         "tiled_mma": "typename CollectiveMainloop::TiledMma" if groups == 1 else _TWO_WARPGROUP_MMA,
+        "cluster_m": cfg.cluster[0],
     }
 
 

@@ -257,6 +257,19 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     assert space.splitk_cluster_warpgroups(splitk(schedule="cluster", tile=(64, 256, 64), stages=4)) == 1  # 64 rows
     assert all(space.splitk_cluster_warpgroups(c) == 2 and space.is_valid(c)
                for c in space.variant_set("splitk_cluster_wide"))
+    # clusters of 2 or 4 M-tiles multicasting B: named apart, at most 16 CTAs per cluster, the M-tile group in the
+    # source; other cluster shapes (N-tiles, 8 M-tiles) are refused; the one-M-tile source says kClusterM = 1
+    mc = space.variant_set("splitk_cluster_mc")
+    assert all(space.is_valid(c) and c.cluster in ((2, 1), (4, 1)) for c in mc)
+    assert {c.name.split("_cl_")[1][:4] for c in mc} == {"c2x1", "c4x1"} and len({c.name for c in mc}) == len(mc)
+    assert all(space.config_named(c.name) == c for c in mc)
+    assert space.runtime_knobs(replace(configs[0], cluster=(2, 1)))["splits"] == (0, 2, 4, 8)
+    assert space.runtime_knobs(replace(configs[0], cluster=(4, 1)))["splits"] == (0, 2, 4)
+    for bad in (dict(cluster=(1, 2)), dict(cluster=(8, 1)), dict(schedule="", stages=4, cluster=(2, 1))):
+        with pytest.raises(ValueError, match="M-tiles"):
+            replace(configs[0], **bad)
+    assert "constexpr int kClusterM = 4;" in generate(replace(configs[0], cluster=(4, 1)))
+    assert "constexpr int kClusterM = 1;" in generate(configs[0])
     # the twins without PDL, for measured lone-call times: the same tiles, no grid dependency control at all
     lone = space.variant_set("splitk_cluster_lone")
     assert [replace(c, pdl=True) for c in lone] == configs and not any(c.pdl for c in lone)

@@ -346,12 +346,14 @@ def test_cluster_splits_reduce_every_row_of_partial_tiles(torch, cfg):
     from all S partials in distributed shared memory. Every split count on tiles cut by M and N, a K whose split is
     not a whole number of k-tiles, a split of one k-tile; then several clusters' launches on two streams at once and
     a graph capture (the cluster and PDL launch attributes go into the graph node). A split count the variant cannot
-    run (not a power of two, > 16) is refused, not run."""
+    run (not a power of two, a cluster of > 16 CTAs) is refused, not run. Multicast variants (clusters of 2 or 4
+    M-tiles sharing B) also run without splits, and on M-tile counts that are not whole clusters (192 and 100 rows)."""
     kernel = kernel_for(cfg)
+    max_splits = 16 // cfg.cluster[0]
     shapes = [(192, 320, 2048), (128, 256, 4160), (100, 72, 1024), (64, 64, 16384)]
     for m, n, k in shapes:
         for splits in (2, 4, 8, 16, 0):
-            if k % (8 * max(splits, 1)):
+            if k % (8 * max(splits, 1)) or splits > max_splits:
                 continue
             a, b = operands(torch, cfg, m, n, k)
             out = poisoned(torch, m, n)
@@ -361,15 +363,16 @@ def test_cluster_splits_reduce_every_row_of_partial_tiles(torch, cfg):
             assert rel_err(out, reference(cfg, a, b)) <= tol(cfg, k), (m, n, k, splits)
     a, b = operands(torch, cfg, 256, 384, 2048, kind="zero-one")
     out = poisoned(torch, 256, 384)
-    kernel(a, b, out, splits=16)
+    kernel(a, b, out, splits=max_splits)
     torch.cuda.synchronize()
     assert torch.equal(out.double(), reference(cfg, a, b))
 
     m, n, k = 256, 512, 4096
-    two_streams_then_a_capture(torch, cfg, kernel, m, n, k, stream_splits=(8, 16), graph_splits=16)
+    two_streams_then_a_capture(torch, cfg, kernel, m, n, k, stream_splits=(max_splits // 2, max_splits),
+                               graph_splits=max_splits)
 
     a, b = operands(torch, cfg, m, n, k)
-    for bad in (3, 32):
+    for bad in (3, 2 * max_splits):
         with pytest.raises(KernelLaunchError) as info:
             kernel(a, b, poisoned(torch, m, n), splits=bad)
         assert info.value.status == HGEMM_ERR_UNSUPPORTED
