@@ -151,8 +151,8 @@ def main(argv=None) -> int:
                    help="a candidate: eager choices of host-bound shapes may take slower kernels with cheaper launches "
                         "where a loop of calls is no slower (tuner/objective.py)")
     args = p.parse_args(argv)
-    extra = (("--pdl-alone-factor", str(args.pdl_alone_factor)) if args.pdl_alone_factor is not None else ()) + \
-        (("--loop-guard",) if args.loop_guard else ())
+    extra = ("--pdl-alone-factor", str(args.pdl_alone_factor)) if args.pdl_alone_factor is not None else ()
+    extra += ("--loop-guard",) if args.loop_guard else ()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
     # over, so building in place would feed the old row entries into the col steps (not what a clean build makes).

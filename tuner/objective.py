@@ -115,14 +115,12 @@ class Objective:
         fastest = min([alone(t) for t in costed] + [cublas_us])
         if not self.host_bound(fastest):
             return by_kernel
-        eligible = [t for t in costed if alone(t) * self.kernel_floor <= fastest]
-        if self.loop_guard:
-            # a slower kernel with a cheaper launch is no loss in a loop either while it stays within what the
-            # fastest arm costs there (host-bound shapes: mostly that arm's host work)
-            fastest_arm = min([(alone(t), self.loop_us(alone(t), t["arm"]["family"])) for t in costed]
-                              + [(cublas_us, self.loop_us(cublas_us, "cublas"))])
-            eligible += [t for t in costed if t not in eligible
-                         and self.loop_us(alone(t), t["arm"]["family"]) <= fastest_arm[1]]
+        # loop guard: a slower kernel with a cheaper launch is no loss in a loop either while it stays within what
+        # the fastest arm costs there (host-bound shapes: mostly that arm's host work)
+        loop_limit = min([(alone(t), self.loop_us(alone(t), t["arm"]["family"])) for t in costed]
+                         + [(cublas_us, self.loop_us(cublas_us, "cublas"))])[1] if self.loop_guard else -1.0
+        eligible = [t for t in costed if alone(t) * self.kernel_floor <= fastest
+                    or self.loop_us(alone(t), t["arm"]["family"]) <= loop_limit]
         if not eligible:
             return None
         best = min(eligible, key=lambda t: (self.call_us(alone(t), t["arm"]["family"]), t["us"]))
