@@ -32,9 +32,11 @@ RECORDS = ("benchmarks/h200-2026-11-30-s3/tune", "benchmarks/h200-2026-11-30-s2/
 ROW_RECORDS: tuple[str, ...] = (
     "benchmarks/h200-2026-12-01-s10/tune_row+benchmarks/h200-2026-12-01-s12/tune_row_rest",
     "benchmarks/h200-2026-12-01-s12/sweep_row", SPLITK, *SPLITK_CLUSTER)
-# Eager calls: host + kernel time, PDL twins costed as lone calls, never below 0.8x of the best kernel; calls captured
-# into a CUDA graph: kernel time alone (docs/dispatch.md).
-COMMON = ("--objective", "call", "--lone-pdl", "--kernel-floor", "0.8", "--graph-objective", "kernel")
+# Eager calls: host + kernel time (tuner/objective.py HOST_US_H200), PDL twins costed as lone calls, PDL-only variants
+# (splitk) at 1.6x their back-to-back time, never below 0.8x of the best kernel; calls captured into a CUDA graph:
+# kernel time alone (docs/dispatch.md). The factor and cuBLAS's 20 µs per call are on since session 16's A/B.
+COMMON = ("--objective", "call", "--lone-pdl", "--pdl-alone-factor", "1.6", "--kernel-floor", "0.8",
+          "--graph-objective", "kernel")
 # f16 may take a faster fp32-accumulating choice (more precise, so always allowed); above 1e11 FLOP unless its own
 # is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
 EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
@@ -45,8 +47,8 @@ EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
 # the 21 changed f32 entries, +1.0% / +0.9% on the 53 f16 ones; per call within the dispatchers' offset).
 GRID8 = "benchmarks/h200-2026-12-01-s8/grid"
 GRID9 = "benchmarks/h200-2026-12-01-s9/grid_confirmed"
-# Round 3: session 15's col grid (call 3: a shuffled 394 f32 / 399 f16 shapes of the tables of 081ac8e); off until an
-# A/B has measured it.
+# Round 3: session 15's col grid (call 3: a shuffled 394 f32 / 399 f16 shapes of the tables of 081ac8e); on since
+# session 16's A/B (call 2, together with the eager cost changes: kernel-only +0.2-0.4% on the sampled col entries).
 GRID15 = "benchmarks/h200-2026-12-02-s15/call3/grid_col"
 
 
@@ -58,7 +60,7 @@ def _grid_round(grid: str) -> dict:
 
 
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15))
-CONFIRM_ROUNDS_BY_DEFAULT = 2
+CONFIRM_ROUNDS_BY_DEFAULT = 3
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
@@ -79,6 +81,8 @@ ROW_CONFIRM_ROUNDS_BY_DEFAULT = 3
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
 # Session 15's A/B of the row corrections' round 3 (call 3) ran B row-major only: the round changed no col entry.
+# Session 16's A/B (call 2: the eager cost changes and col round 3) measured 70 sampled entries per accumulator and
+# layout; the entries it did not sample keep the candidate's choice.
 def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row")) -> dict:
     """One A/B's files for an accumulator: the base and candidate tables, each layout's role A and B results."""
     runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
@@ -90,7 +94,8 @@ def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row")) -> dic
 AB_REVERTS = tuple({acc: _ab(folder, acc, *layouts) for acc in ("f32", "f16")}
                    for folder, *layouts in (("benchmarks/h200-2026-12-02-s13/call3",),
                                             ("benchmarks/h200-2026-12-02-s14/call3",),
-                                            ("benchmarks/h200-2026-12-02-s15/call3", ("row",))))
+                                            ("benchmarks/h200-2026-12-02-s15/call3", ("row",)),
+                                            ("benchmarks/h200-2026-12-02-s16/call2",)))
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -145,8 +150,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
     p.add_argument("--pdl-alone-factor", type=float, default=None, metavar="F",
-                   help="a candidate: eager choices may take PDL-only variants (splitk), costed F x their "
-                        "back-to-back time per call (tuner/objective.py)")
+                   help="a candidate: another cost factor for PDL-only variants (splitk) in eager choices than "
+                        "COMMON's 1.6 (tuner/objective.py)")
     p.add_argument("--loop-guard", action="store_true",
                    help="a candidate: eager choices of host-bound shapes may take slower kernels with cheaper launches "
                         "where a loop of calls is no slower (tuner/objective.py)")

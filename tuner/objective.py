@@ -6,25 +6,36 @@
             one with the least kernel + host time per call, if it beats cuBLAS by --min-speedup in kernel or in call
             time; for the other shapes, as `kernel`. With lone_pdl (--lone-pdl, the committed tables' setting), a pdl
             variant is costed with its base's kernel time, as a call on its own would see it (`lone_kernel_us`);
-            off, with its back-to-back time. Candidates, not in the committed tables yet: --pdl-alone-factor
-            (a pdl variant without a timed base, e.g. splitk's, costed as a multiple of its time) and --loop-guard
-            (past the floor, an arm that is no slower in a loop of calls: max(host, kernel))
+            off, with its back-to-back time; with --pdl-alone-factor (the committed tables: 1.6) a pdl variant
+            without a timed base (splitk's, an untimed twin's) is costed as that multiple of its time, at most
+            PDL_ALONE_MAX_EXTRA_US more. A candidate, not in the committed tables: --loop-guard (past the
+            floor, an arm that is no slower in a loop of calls: max(host, kernel))
 
 Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
 the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel
 costs its full difference (session 3: without this rule the call table ran 3%-slower kernels on 100 µs shapes).
-A cuBLAS or cuBLASLt call costs ~12 µs of cuBLAS host work on the H200 host, a built sm80 variant ~5.7 µs in total through the C fast path, an sm90 one ~8 µs (docs/results.md,
-session 2), against kernels of 3-10 µs. The host costs are per arm family, measured with `python -m kernels.overhead`
-and given with --host-us when they differ (another host, another driver).
+A built sm80 variant costs ~5.7 µs of host work per call through the C fast path, an sm90 one ~8 µs (docs/results.md,
+session 2), against kernels of 3-10 µs. A cuBLAS or cuBLASLt arm is charged 20 µs: warm, in a loop, its host work is
+~12-16 µs (`python -m kernels.overhead`), but a call on its own after the GPU ran other work (the per-call benchmark's
+sync, call, sync) paid ~12-20 µs more than an sm90 arm of ours on the same shapes in session 15's grids, and session
+16's A/B of this cost (with --pdl-alone-factor 1.6) made per-call time 5-19% faster on the entries it changed, in both
+roles, kernel-only unchanged (docs/results.md, session 16). The host costs are per arm family and given with --host-us
+when they differ (another host, another driver).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 OBJECTIVES = ("kernel", "call")
-# Host µs per call by arm family, H200 host, 2026-11-30 (kernels.overhead: fast path -> sm80 5.6-5.9, sm90 7.0-9.3,
-# cuBLASLt 14.8 / cuBLAS 11.4 incl. the fast path; torch.matmul 11.5-16.3).
-HOST_US_H200 = {"sm80": 5.7, "sm90": 8.0, "cublas": 12.0, "cublaslt": 12.0}
+# Host µs per call by arm family, H200 host: sm80 and sm90 from kernels.overhead, 2026-11-30 (fast path -> sm80
+# 5.6-5.9, sm90 7.0-9.3); cuBLAS and cuBLASLt as a lone call pays them (session 15's grids: 12-20 µs more per call
+# than our sm90 arms on the same shapes; warm, in kernels.overhead, 11-16 µs incl. the fast path). Since session 16.
+HOST_US_H200 = {"sm80": 5.7, "sm90": 8.0, "cublas": 20.0, "cublaslt": 20.0}
+# What PDL hides of a call (the launch gap and the prologue) is a few µs whatever the kernel's length, so a PDL-only
+# variant's lone call is costed min(factor x, this many µs more than) its back-to-back time. Session 16's A/B: with
+# the factor alone, 12-20 µs shapes' eager choices moved from our PDL twins to cuBLAS, and 47 of the 51 it sampled
+# ran >= 3% slower per call in both roles.
+PDL_ALONE_MAX_EXTRA_US = 4.0
 # A family without a host cost of its own is charged that of the family it launches like (splitk: TMA descriptors and
 # cudaLaunchKernelEx, as sm90); any other, cuBLAS's.
 HOST_LIKE = {"splitk": "sm90"}
@@ -50,7 +61,8 @@ def lone_kernel_us(trials: list[dict], alone_factor: float | None = None):
     a pdl trial is costed with its non-PDL base's best time in the same record (its tie-break keeps the pdl one).
     Without a base (splitk and its cluster schedule are built with PDL only) it is left out of per-call choices, or,
     given alone_factor, costed as that multiple of its back-to-back time (the records' sm90 twins below 12 µs ran
-    their base at 1.32x / 1.24x their own time, median f32 / f16 col, 1.60x / 1.39x at the 90th percentile)."""
+    their base at 1.32x / 1.24x their own time, median f32 / f16 col, 1.60x / 1.39x at the 90th percentile), but at
+    most PDL_ALONE_MAX_EXTRA_US more."""
     base_us: dict[str, float] = {}
     for t in trials:
         if not t["arm"].get("pdl"):
@@ -62,7 +74,7 @@ def lone_kernel_us(trials: list[dict], alone_factor: float | None = None):
             return t["us"]
         base = base_us.get(t["arm"]["config"].removesuffix("_pdl"))
         if base is None and alone_factor is not None:
-            return t["us"] * alone_factor
+            return min(t["us"] * alone_factor, t["us"] + PDL_ALONE_MAX_EXTRA_US)
         return base
     return alone
 

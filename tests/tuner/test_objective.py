@@ -7,7 +7,7 @@ import pytest
 
 from tuner.agent import Agent, AgentParams
 from tuner.features import FeatureMap
-from tuner.objective import HOST_US_H200, Objective, parse_host_us
+from tuner.objective import HOST_US_H200, PDL_ALONE_MAX_EXTRA_US, Objective, lone_kernel_us, parse_host_us
 from tuner.search import agent_search
 from tuner.shapes import Shape
 from tuner.synthetic import SyntheticEnv
@@ -79,6 +79,19 @@ def test_a_pdl_trial_without_a_base_can_be_costed_as_a_multiple_of_its_back_to_b
     for bad in (dict(lone_pdl=False, pdl_alone_factor=1.5), dict(lone_pdl=True, pdl_alone_factor=0.9)):
         with pytest.raises(ValueError):
             Objective("call", HOST, 0.8, **bad)
+
+
+def test_the_pdl_alone_factor_adds_at_most_a_few_microseconds_to_a_longer_kernel():
+    # what PDL hides is a launch gap and a prologue, not a share of the kernel: a 17 µs twin without a timed base is
+    # costed 17 + 4 alone, not 1.6 x 17 = 27.2 (out of the 0.8 floor against cuBLAS's 18)
+    host = {**HOST, "cublas": 20.0, "cublaslt": 20.0}
+    twin = pdl(trial("sm90", 17.0, 18.0))
+    objective = Objective("call", host, 0.8, lone_pdl=True, pdl_alone_factor=1.6)
+    assert lone_kernel_us([twin], 1.6)(twin) == pytest.approx(17.0 + PDL_ALONE_MAX_EXTRA_US)
+    short = pdl(trial("splitk", 3.0, 4.0))  # a short kernel: the factor, 1.6 x 3 = 4.8 < 3 + 4
+    assert lone_kernel_us([short], 1.6)(short) == pytest.approx(4.8)
+    assert objective.choose(record(18.0, twin), 1.01) is twin
+    assert Objective("call", host, 0.8, lone_pdl=True).choose(record(18.0, twin), 1.01) is None  # no factor: left out
 
 
 def test_loop_guard_admits_a_slower_kernel_whose_cheaper_launch_wins_in_a_loop_too():
