@@ -155,11 +155,15 @@ def main(argv=None) -> int:
     p.add_argument("--loop-guard", action="store_true",
                    help="a candidate: eager choices of host-bound shapes may take slower kernels with cheaper launches "
                         "where a loop of calls is no slower (tuner/objective.py)")
+    p.add_argument("--mid-floor", type=float, default=None, metavar="F",
+                   help="a candidate: eager choices past the host-bound gate take the cheapest call among kernels "
+                        "within F of the fastest (tuner/objective.py)")
     p.add_argument("--host-us", default=None, metavar="FAMILY=US,...",
                    help="a candidate: the call objective's host cost per family (tuner/objective.py HOST_US_H200)")
     args = p.parse_args(argv)
     extra = ("--pdl-alone-factor", str(args.pdl_alone_factor)) if args.pdl_alone_factor is not None else ()
     extra += ("--host-us", args.host_us) if args.host_us else ()
+    extra += ("--mid-floor", str(args.mid_floor)) if args.mid_floor is not None else ()
     extra += ("--loop-guard",) if args.loop_guard else ()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes

@@ -116,12 +116,18 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             counts["not_benchmarked"] += 1
             out.append(entry)
             continue
-        if own.table.get(key) != entry:
+        # each role is judged on the run only if the run measured that role's current choice
+        measured_then = own.table.get(key)
+        same = {role for role in ROLES.values()
+                if measured_then is not None and choice(measured_then, role) == choice(entry, role)}
+        if not same:
             counts["changed_since_benchmark"] += 1
             out.append(entry)
             continue
         picks = {}
         for timing, role in ROLES.items():
+            if role not in same:
+                continue
             found = [c for run in runs for c in candidates(mnk, role, run, reference)]
             # per call, an arm must also be no slower kernel-only: single calls are noisy, and a min over several
             # arms would otherwise pick noise

@@ -8,8 +8,9 @@
             variant is costed with its base's kernel time, as a call on its own would see it (`lone_kernel_us`);
             off, with its back-to-back time; with --pdl-alone-factor (the committed tables: 1.6) a pdl variant
             without a timed base (splitk's, an untimed twin's) is costed as that multiple of its time, at most
-            PDL_ALONE_MAX_EXTRA_US more. A candidate, not in the committed tables: --loop-guard (past the
-            floor, an arm that is no slower in a loop of calls: max(host, kernel))
+            PDL_ALONE_MAX_EXTRA_US more. Candidates, not in the committed tables: --loop-guard (past the
+            floor, an arm that is no slower in a loop of calls: max(host, kernel)) and --mid-floor F (past the
+            host-bound gate, the least kernel + host time among kernels within F of the fastest)
 
 Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
 the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel
@@ -87,6 +88,7 @@ class Objective:
     lone_pdl: bool = False  # call: cost pdl trials as lone calls (lone_kernel_us); off: their back-to-back time
     pdl_alone_factor: float | None = None  # lone_pdl: a pdl trial without a timed base costs this x its time
     loop_guard: bool = False  # call: also eligible, beyond the kernel floor, what runs no slower in a loop
+    mid_floor: float | None = None  # call: past the host-bound gate, the cheapest call among kernels this close
 
     def __post_init__(self):
         if self.kind not in OBJECTIVES:
@@ -95,6 +97,8 @@ class Objective:
             raise ValueError(f"kernel floor must be in (0, 1], got {self.kernel_floor}")
         if self.pdl_alone_factor is not None and not (self.lone_pdl and self.pdl_alone_factor >= 1):
             raise ValueError(f"a pdl alone factor needs lone_pdl and must be >= 1, got {self.pdl_alone_factor}")
+        if self.mid_floor is not None and not 0 < self.mid_floor <= 1:
+            raise ValueError(f"mid floor must be in (0, 1], got {self.mid_floor}")
 
     def host(self, family: str) -> float:
         host = self.host_us.get(family)
@@ -126,7 +130,7 @@ class Objective:
         costed = [t for t in measured if alone(t) is not None]
         fastest = min([alone(t) for t in costed] + [cublas_us])
         if not self.host_bound(fastest):
-            return by_kernel
+            return by_kernel if self.mid_floor is None else self._cheapest_close_call(measured, cublas_us, by_kernel)
         # loop guard: a slower kernel with a cheaper launch is no loss in a loop either while it stays within what
         # the fastest arm costs there (host-bound shapes: mostly that arm's host work)
         loop_limit = min([(alone(t), self.loop_us(alone(t), t["arm"]["family"])) for t in costed]
@@ -139,6 +143,21 @@ class Objective:
         # leaving cuBLAS takes a clear win (min_speedup, against measurement noise) in kernel or in call time
         call_speedup = self.call_us(cublas_us, "cublas") / self.call_us(alone(best), best["arm"]["family"])
         return best if max(cublas_us / alone(best), call_speedup) >= min_speedup else None
+
+    def _cheapest_close_call(self, measured: list[dict], cublas_us: float, by_kernel: dict | None) -> dict | None:
+        """Past the host-bound gate a loop of calls is paced by the kernel, but a call on its own still pays its host
+        work (cuBLAS's, cold, 12-20 µs more than ours: HOST_US_H200). So among the arms whose back-to-back kernel time
+        is within mid_floor of the fastest (cuBLAS's included), the one with the least kernel + host time; PDL twins
+        at their own time, which a long kernel's lone call loses little of."""
+        fastest = min([t["us"] for t in measured] + [cublas_us])
+        close = [t for t in measured if t["us"] * self.mid_floor <= fastest]
+        if not close:
+            return by_kernel
+        best = min(close, key=lambda t: (self.call_us(t["us"], t["arm"]["family"]), t["us"]))
+        if cublas_us * self.mid_floor <= fastest and \
+                self.call_us(cublas_us, "cublas") <= self.call_us(best["us"], best["arm"]["family"]):
+            return None
+        return best
 
     def host_bound(self, cublas_us: float) -> bool:
         """Whether a shape's calls are mostly host time (its cuBLAS kernel is shorter than cuBLAS's host work), so that
@@ -155,6 +174,8 @@ class Objective:
                 out["pdl_alone_factor"] = self.pdl_alone_factor
             if self.loop_guard:
                 out["loop_guard"] = True
+            if self.mid_floor is not None:
+                out["mid_floor"] = self.mid_floor
         return out
 
     @classmethod
@@ -162,4 +183,5 @@ class Objective:
         """The inverse of describe() (what a tuning job receives in its payload)."""
         d = d or {}
         return cls(d.get("objective", "kernel"), dict(d.get("host_us") or HOST_US_H200), d.get("kernel_floor", 0.97),
-                   bool(d.get("lone_pdl", False)), d.get("pdl_alone_factor"), bool(d.get("loop_guard", False)))
+                   bool(d.get("lone_pdl", False)), d.get("pdl_alone_factor"), bool(d.get("loop_guard", False)),
+                   d.get("mid_floor"))

@@ -90,6 +90,9 @@ def main(argv=None) -> int:
     p.add_argument("--pdl-alone-factor", type=float, default=None, metavar="F",
                    help="--lone-pdl: a pdl variant without a timed base costs F x its back-to-back time per call "
                         "(default: left out of per-call choices)")
+    p.add_argument("--mid-floor", type=float, default=None, metavar="F",
+                   help="--objective call: past the host-bound gate, the least kernel + host time among arms whose "
+                        "kernel is within F of the fastest (default: the fastest kernel there)")
     p.add_argument("--loop-guard", action="store_true",
                    help="--objective call: beyond --kernel-floor, an arm is eligible for eager calls when it runs no "
                         "slower than the fastest kernel's arm in a loop (max of host and kernel time)")

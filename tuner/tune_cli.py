@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def objective_of(args) -> Objective:
     return Objective(args.objective, parse_host_us(args.host_us), args.kernel_floor, getattr(args, "lone_pdl", False),
-                     getattr(args, "pdl_alone_factor", None), getattr(args, "loop_guard", False))
+                     getattr(args, "pdl_alone_factor", None), getattr(args, "loop_guard", False),
+                     getattr(args, "mid_floor", None))
 
 
 def candidate_arms(args) -> tuple[list[Arm], dict]:

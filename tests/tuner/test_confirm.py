@@ -93,11 +93,26 @@ def test_f16_takes_an_f32_run_arm_on_the_scale_of_torch_matmul():
 
 def test_an_entry_changed_since_the_benchmark_is_left_alone():
     measured = sm90_entry()
-    now = sm90_entry(us=40.0)
+    now = dict(sm90_entry(), runtime={"raster": 1, "swizzle": 4, "splits": 0})  # another arm in both roles
     shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
                                 "cuBLAS-tn": result(50, 60)}}
     (new,), counts = confirm([now], "f32", [run("f32", [measured], shapes)])
     assert new == now and counts["changed_since_benchmark"] == 1
+    # the same arms with another recorded time: what the run measured is still what the entry runs
+    (new,), counts = confirm([sm90_entry(us=40.0)], "f32", [run("f32", [measured], shapes)])
+    assert new["kernel"] == "cublas" and counts["changed_since_benchmark"] == 0
+
+
+def test_a_role_whose_choice_changed_since_the_benchmark_is_left_alone_the_other_is_judged():
+    measured = sm90_entry()
+    eager_moved = {**sm90_entry(), **CUBLAS, "us": 55.0, "graph": {**{k: measured[k] for k in
+                                                                       ("kernel", "config", "runtime")}, "us": 50.0}}
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(90, 110)}}
+    (new,), counts = confirm([eager_moved], "f32", [run("f32", [measured], shapes)])
+    # kernel-only the run timed the graph choice (the sm90 arm) against cuBLAS: corrected; per call it timed an sm90
+    # eager choice the entry no longer has: its cuBLAS eager choice stays
+    assert new["kernel"] == "cublas" and "graph" not in new and (counts["graph"], counts["eager"]) == (1, 0)
 
 
 def test_runs_must_start_with_the_tables_own_accumulator():

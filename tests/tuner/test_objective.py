@@ -94,6 +94,22 @@ def test_the_pdl_alone_factor_adds_at_most_a_few_microseconds_to_a_longer_kernel
     assert Objective("call", host, 0.8, lone_pdl=True).choose(record(18.0, twin), 1.01) is None  # no factor: left out
 
 
+def test_mid_floor_takes_the_cheapest_call_among_close_kernels_past_the_host_bound_gate():
+    # 40 µs kernels: past the gate (cuBLAS's host cost, 12 here) the default is the fastest kernel, cuBLAS's 40.0
+    r = record(40.0, trial("sm90", 41.0, 40.0), trial("sm80", 45.0, 40.0))
+    assert Objective("call", HOST, 0.8).choose(r, 1.01) is None
+    mid = Objective("call", HOST, 0.8, mid_floor=0.97)
+    assert mid.choose(r, 1.01)["arm"]["family"] == "sm90"   # 41 + 8 < 40 + 12; sm80's 45 is not within 3%
+    assert Objective("call", HOST, 0.8, mid_floor=0.95).choose(r, 1.01)["arm"]["family"] == "sm90"
+    # a long kernel: 3% is more than the host work saved, cuBLAS stays
+    assert mid.choose(record(400.0, trial("sm90", 410.0, 400.0)), 1.01) is None
+    # and a faster kernel of ours is taken as before
+    assert mid.choose(record(40.0, trial("sm90", 38.0, 40.0)), 1.01)["arm"]["family"] == "sm90"
+    assert Objective.from_dict(mid.describe()) == mid
+    with pytest.raises(ValueError):
+        Objective("call", HOST, 0.8, mid_floor=1.5)
+
+
 def test_loop_guard_admits_a_slower_kernel_whose_cheaper_launch_wins_in_a_loop_too():
     # 64x128x128: cuBLAS's kernel 2.84, an sm80 variant 3.9 (1.37x slower: outside a 0.8 floor)
     r = record(2.84, trial("sm80", 3.9, 2.84))
