@@ -149,34 +149,21 @@ def main(argv=None) -> int:
                         f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
-    p.add_argument("--pdl-alone-factor", type=float, default=None, metavar="F",
-                   help="a candidate: another cost factor for PDL-only variants (splitk) in eager choices than "
-                        "COMMON's 1.6 (tuner/objective.py)")
-    p.add_argument("--loop-guard", action="store_true",
-                   help="a candidate: eager choices of host-bound shapes may take slower kernels with cheaper launches "
-                        "where a loop of calls is no slower (tuner/objective.py)")
-    p.add_argument("--mid-floor", type=float, default=None, metavar="F",
-                   help="a candidate: eager choices past the host-bound gate take the cheapest call among kernels "
-                        "within F of the fastest (tuner/objective.py)")
-    p.add_argument("--host-us", default=None, metavar="FAMILY=US,...",
-                   help="a candidate: the call objective's host cost per family (tuner/objective.py HOST_US_H200)")
-    args = p.parse_args(argv)
-    extra = ("--pdl-alone-factor", str(args.pdl_alone_factor)) if args.pdl_alone_factor is not None else ()
-    extra += ("--host-us", args.host_us) if args.host_us else ()
-    extra += ("--mid-floor", str(args.mid_floor)) if args.mid_floor is not None else ()
-    extra += ("--loop-guard",) if args.loop_guard else ()
+    p.epilog = ("A candidate: any other option goes to every retable step (tuner/retable.py), e.g. --host-us "
+                "cublas=24, --pdl-alone-factor 2, --loop-guard, --mid-floor 0.97; retable refuses what it does not know.")
+    args, extra = p.parse_known_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Built in a fresh directory, then copied: a retable keeps the other B layout's entries of the table it writes
     # over, so building in place would feed the old row entries into the col steps (not what a clean build makes).
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for acc in args.acc or EXTRA:
-            if rc := retable.main(retable_argv(acc, work, extra)):
+            if rc := retable.main(retable_argv(acc, work, tuple(extra))):
                 return rc
             for round_index in range(args.confirm_rounds):
                 if rc := confirm.main(confirm_argv(acc, round_index, work)):
                     return rc
-            if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, extra))):
+            if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, tuple(extra)))):
                 return rc
             for round_index in range(args.confirm_row_rounds):
                 if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):
