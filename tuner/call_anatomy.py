@@ -65,7 +65,9 @@ def measure(samplers: dict[str, dict[str, Callable[[], float]]], warmup_seconds:
 
 
 def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_seconds: float, seconds: float,
-                  seed: int = 0) -> dict:
+                  seed: int = 0, replays: bool = True) -> dict:
+    """replays: each GEMM's graph replay (~2 ms of back-to-back launches) runs between the samples, as in the grid;
+    without, the samples follow each other (a caller making lone calls with little else on the GPU)."""
     import torch
 
     from tuner import competitors as comp
@@ -94,13 +96,13 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
             continue
         argsets = [(ops.a[i], ops.b(i, c.b_layout), ops.out[i]) for i in range(copies)]
         samplers[c.name] = {"call": SplitCallSampler(c.fn, argsets, sync, counter)}
-        if c in gemms:  # the other competitors' replays between samples, as in the grid
+        if replays and c in gemms:  # the other competitors' replays between samples, as in the grid
             samplers[c.name]["kernel"] = GraphSampler(c.fn, argsets)
     parts = measure(samplers, warmup_seconds, seconds, random.Random(seed))
     del ops, ref, samplers
     torch.cuda.empty_cache()
     return {"mnk": f"{m}_{n}_{k}", "acc": acc, "b_layout": b_layout, "ours_kernel": gemms[0].info.get("kernel"),
-            "parts_us": parts, "failed": failed}
+            "replays": replays, "parts_us": parts, "failed": failed}
 
 
 def table(records: list[dict]) -> str:
@@ -124,10 +126,13 @@ def main(argv=None) -> int:
     p.add_argument("--b-layout", default="col", choices=("col", "row"))
     p.add_argument("--warmup-seconds", type=float, default=0.2)
     p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--no-replays", dest="replays", action="store_false",
+                   help="no graph replays between the samples (the grid runs them: they are its kernel-only timing)")
     p.add_argument("--out", help="write the records as JSON here")
     args = p.parse_args(argv)
     shapes = [parse_mnk(s) for s in args.shapes.split(",") if s]
-    records = [shape_anatomy(*s, args.acc, args.b_layout, args.warmup_seconds, args.seconds) for s in shapes]
+    records = [shape_anatomy(*s, args.acc, args.b_layout, args.warmup_seconds, args.seconds,
+                             replays=args.replays) for s in shapes]
     if args.out:
         with open(args.out, "w") as f:
             json.dump(records, f, indent=1)
