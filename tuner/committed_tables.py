@@ -34,9 +34,11 @@ ROW_RECORDS: tuple[str, ...] = (
     "benchmarks/h200-2026-12-01-s12/sweep_row", SPLITK, *SPLITK_CLUSTER)
 # Eager calls: host + kernel time (tuner/objective.py HOST_US_H200), PDL twins costed as lone calls, PDL-only variants
 # (splitk) at 1.6x their back-to-back time, never below 0.8x of the best kernel; calls captured into a CUDA graph:
-# kernel time alone (docs/dispatch.md). The factor and cuBLAS's 20 µs per call are on since session 16's A/B.
+# kernel time alone (docs/dispatch.md). The factor and cuBLAS's 20 µs per call are on since session 16's A/B. Past the
+# host-bound gate, the least kernel + host time among the kernels within 3% of the fastest (--mid-floor 0.97): on since
+# session 17's A/B (per call +5-19% in both roles, every accumulator and layout; kernel-only unchanged).
 COMMON = ("--objective", "call", "--lone-pdl", "--pdl-alone-factor", "1.6", "--kernel-floor", "0.8",
-          "--graph-objective", "kernel")
+          "--mid-floor", "0.97", "--graph-objective", "kernel")
 # f16 may take a faster fp32-accumulating choice (more precise, so always allowed); above 1e11 FLOP unless its own
 # is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
 EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
@@ -83,19 +85,25 @@ ROW_CONFIRM_ROUNDS_BY_DEFAULT = 3
 # Session 15's A/B of the row corrections' round 3 (call 3) ran B row-major only: the round changed no col entry.
 # Session 16's A/B (call 2: the eager cost changes and col round 3) measured 70 sampled entries per accumulator and
 # layout; the entries it did not sample keep the candidate's choice.
-def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row")) -> dict:
-    """One A/B's files for an accumulator: the base and candidate tables, each layout's role A and B results."""
+# Session 17's A/Bs: call 2 measured every entry the tables of session 16 ran unmeasured (against session 16's A/B base,
+# both layouts); "ab_mid" is the --mid-floor 0.97 candidate against those tables (col from call 2, row from call 1).
+def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row"), base: str = "", candidate: str = "") -> dict:
+    """One A/B's files for an accumulator: the base and candidate tables (default: the folder's base_tables/ and
+    cand_tables/), each layout's role A and B results."""
     runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
                  for layout in layouts)
-    return {"base": f"{folder}/base_tables/sm90_{acc}.json.gz",
-            "candidate": f"{folder}/cand_tables/sm90_{acc}.json.gz", "ab": runs}
+    return {"base": f"{base or folder + '/base_tables'}/sm90_{acc}.json.gz",
+            "candidate": f"{candidate or folder + '/cand_tables'}/sm90_{acc}.json.gz", "ab": runs}
 
 
-AB_REVERTS = tuple({acc: _ab(folder, acc, *layouts) for acc in ("f32", "f16")}
-                   for folder, *layouts in (("benchmarks/h200-2026-12-02-s13/call3",),
-                                            ("benchmarks/h200-2026-12-02-s14/call3",),
-                                            ("benchmarks/h200-2026-12-02-s15/call3", ("row",)),
-                                            ("benchmarks/h200-2026-12-02-s16/call2",)))
+S16_AB, S17 = "benchmarks/h200-2026-12-02-s16/call2", "benchmarks/h200-2026-12-02-s17"
+AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
+                   for folder, *args in (("benchmarks/h200-2026-12-02-s13/call3",),
+                                         ("benchmarks/h200-2026-12-02-s14/call3",),
+                                         ("benchmarks/h200-2026-12-02-s15/call3", ("row",)),
+                                         (S16_AB,),
+                                         (f"{S17}/call2", ("col", "row"), f"{S16_AB}/base_tables"),
+                                         (f"{S17}/ab_mid", ("col", "row"), f"{S17}/call2/cand_tables")))
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
