@@ -65,9 +65,10 @@ def measure(samplers: dict[str, dict[str, Callable[[], float]]], warmup_seconds:
 
 
 def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_seconds: float, seconds: float,
-                  seed: int = 0, replays: bool = True) -> dict:
+                  seed: int = 0, replays: bool = True, variants: Sequence[str] = ()) -> dict:
     """replays: each GEMM's graph replay (~2 ms of back-to-back launches) runs between the samples, as in the grid;
-    without, the samples follow each other (a caller making lone calls with little else on the GPU)."""
+    without, the samples follow each other (a caller making lone calls with little else on the GPU). variants: built
+    variants to time as well, as `ours:<name>` (e.g. a pdl twin and its base: does the attribute cost a lone call?)."""
     import torch
 
     from tuner import competitors as comp
@@ -81,7 +82,7 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
     ops = make_operands(m, n, k, copies, device=device, seed=seed)
     ref = reference(ops.a[0], ops.b_row[0])
     gemms = [comp.ours_dispatcher(m, n, k, b_layout, acc), comp.torch_matmul(),
-             *comp.baselines(acc, m, n, k, judge=None, names=("cuBLAS-tn",))]
+             *comp.baselines(acc, m, n, k, judge=None, names=("cuBLAS-tn",)), *_variants(variants, acc, b_layout)]
     floors = [comp.Competitor(FLOORS[0], lambda a, b, out: None, b_layout),
               comp.Competitor(FLOORS[1], lambda a, b, out: out.fill_(1.0), b_layout)]
     failed = {}
@@ -105,13 +106,25 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
             "replays": replays, "parts_us": parts, "failed": failed}
 
 
+def _variants(names: Sequence[str], acc: str, b_layout: str) -> list:
+    from kernels import space
+    from tuner import competitors as comp
+
+    configs = [space.config_named(name) for name in names]
+    wrong = [c.name for c in configs if (c.acc, c.b_layout) != (acc, b_layout)]
+    if wrong:
+        raise ValueError(f"not {acc} {b_layout} variants: {wrong}")
+    return [comp.ours_variant(c, b_layout) for c in configs]
+
+
 def table(records: list[dict]) -> str:
-    names = ["ours", "torch.matmul", "cuBLAS-tn", *FLOORS]
-    lines = [f"{'shape':<18}" + "".join(f"{n:>22}" for n in names) + f"{'torch/ours':>11}",
-             f"{'(total host wait)':<18}" + "".join(f"{'µs':>22}" for _ in names)]
+    extra = sorted({name for r in records for name in r["parts_us"] if name.startswith("ours:")})
+    names = ["ours", "torch.matmul", "cuBLAS-tn", *FLOORS, *extra]
+    lines = [f"{'shape':<18}" + "".join(f"{n[-22:]:>23}" for n in names) + f"{'torch/ours':>11}",
+             f"{'(total host wait)':<18}" + "".join(f"{'µs':>23}" for _ in names)]
     for r in records:
         p = r["parts_us"]
-        cells = "".join(f"{'/'.join(f'{p[n][x]:.1f}' for x in PARTS) if n in p else 'failed':>22}" for n in names)
+        cells = "".join(f"{'/'.join(f'{p[n][x]:.1f}' for x in PARTS) if n in p else 'failed':>23}" for n in names)
         ratio = p["torch.matmul"]["total"] / p["ours"]["total"] if {"ours", "torch.matmul"} <= p.keys() else float("nan")
         lines.append(f"{r['mnk']:<18}{cells}{ratio:>11.2f}")
     return "\n".join(lines)
@@ -128,11 +141,13 @@ def main(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=1.0)
     p.add_argument("--no-replays", dest="replays", action="store_false",
                    help="no graph replays between the samples (the grid runs them: they are its kernel-only timing)")
+    p.add_argument("--variants", default="", help="comma-separated built variants to time as well (ours:<name>)")
     p.add_argument("--out", help="write the records as JSON here")
     args = p.parse_args(argv)
     shapes = [parse_mnk(s) for s in args.shapes.split(",") if s]
     records = [shape_anatomy(*s, args.acc, args.b_layout, args.warmup_seconds, args.seconds,
-                             replays=args.replays) for s in shapes]
+                             replays=args.replays, variants=[v for v in args.variants.split(",") if v])
+               for s in shapes]
     if args.out:
         with open(args.out, "w") as f:
             json.dump(records, f, indent=1)
