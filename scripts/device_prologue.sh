@@ -10,3 +10,10 @@ for pack in .carry*/kernel_cache*.tar.gz; do [ -f "$pack" ] && tar xzf "$pack" -
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/env.txt
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> $OUT/env.txt 2>&1
 echo "commit $HGEMM_COMMIT" >> $OUT/env.txt
+# At most 8 files come back from $OUT: a script that writes more ends with `pack_out callN`, which leaves env.txt,
+# rc.txt and one tarball of everything else (session 17's call 1 lost its A/B role results to that limit).
+pack_out() {
+  local keep=/tmp/pack_out_keep; rm -rf $keep; mkdir -p $keep
+  tar czf $keep/$1.tgz -C $OUT --exclude=./env.txt --exclude=./rc.txt . && find $OUT -mindepth 1 -maxdepth 1 \
+    ! -name env.txt ! -name rc.txt -exec rm -rf {} + && mv $keep/$1.tgz $OUT/
+}
