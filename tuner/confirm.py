@@ -8,7 +8,9 @@ cuBLASLt baselines are the dispatcher's own arms (`kernels.cublas.CublasArm`: `c
 `cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list), so a baseline's time is
 that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
 (`cuBLAS-nn` is `gemmex_nn`, `cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the
-entries of its own layout.
+entries of its own layout. Built variants that a run timed beside the table (`eval_one_file.sh --also_variants V`:
+competitor `ours:V`, with the knobs it ran) are arms too: a sweep of chosen variants over chosen shapes corrects the
+table the same way (e.g. the row twins of the col choices on the row entries that run cuBLAS).
 
 Two roles per entry, as the benchmark measures them: kernel-only time (CUDA graph replay) judges the entry's graph
 choice, per-call time its eager choice. An f16 table may also take fp32-accumulating arms (more precise): the f32
@@ -44,6 +46,25 @@ def baseline_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
         return {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": int(info["algo_index"])},
                 "runtime": dict(NO_KNOBS)}
     return None
+
+
+VARIANT_PREFIX = "ours:"
+
+
+def variant_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
+    """The table arm of a built variant a run timed as `ours:<name>` (its knobs from the run's info), or None when
+    it is not a variant of that layout."""
+    from kernels import space
+
+    try:
+        cfg = space.config_named(name)
+    except KeyError:
+        return None
+    if cfg.b_layout != b_layout:
+        return None
+    knobs = info.get("runtime") or {}
+    return {"kernel": cfg.name, "config": cfg.to_dict(),
+            "runtime": {key: int(knobs.get(key, 0)) for key in NO_KNOBS}}
 
 
 def choice(entry: dict, role: str) -> dict:
@@ -86,6 +107,8 @@ def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dic
             m, n, k = (int(x) for x in mnk.split("_"))
             entry = run.table.get((m, n, k, run.b_layout))
             arm = choice(entry, role) if entry is not None else None
+        elif name.startswith(VARIANT_PREFIX):
+            arm = variant_arm(name[len(VARIANT_PREFIX):], result.get("info") or {}, run.b_layout)
         else:
             arm = baseline_arm(name, result.get("info") or {}, run.b_layout)
         if arm is not None:

@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--also_variants", default="", metavar="NAME[,NAME]",
                    help="kernel variants to compete as ours:NAME with their default knobs, each on the shapes it "
                         "supports with this --acc_precise and --b_layout (e.g. a pdl twin beside its base)")
+    p.add_argument("--also_variants_per_shape", default=None, metavar="FILE",
+                   help="more ours:NAME variants for some shapes only: lines 'M_N_K NAME[,NAME]' (e.g. python -m "
+                        "tuner.twin_sweep: the row twins of the col choices where the row entries run something else)")
     p.add_argument("--baselines", default=",".join(BASELINES), help="comma list (default: all)")
     p.add_argument("--call_burst", type=int, default=1,
                    help="per-call timing: one sample = the median of this many sync-call-sync in a row (1: CUDA-L2's "
@@ -91,7 +94,9 @@ def parse_args(argv=None) -> argparse.Namespace:
             raise ValueError(f"--tables: {args.tables!r} is not a directory")
         args.also_dispatchers = parse_also_dispatchers(args.also_dispatchers)
         args.also_variants = parse_also_variants(args.also_variants)
-    except ValueError as exc:
+        args.variants_per_shape = (read_variants_per_shape(args.also_variants_per_shape)
+                                   if args.also_variants_per_shape else {})
+    except (ValueError, OSError) as exc:
         p.error(str(exc))
     return args
 
@@ -151,6 +156,26 @@ def parse_also_variants(text: str) -> list:
     return out
 
 
+def read_variants_per_shape(path) -> dict[str, list]:
+    """A file of 'M_N_K NAME[,NAME]' lines ('#' comments, blank lines ignored) -> {mnk: [KernelConfig]}."""
+    out: dict[str, list] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        mnk, _, names = line.partition(" ")
+        try:
+            shape = parse_mnk(mnk)
+            configs = parse_also_variants(names)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+        if not configs:
+            raise ValueError(f"{path}:{number}: no variant names after {mnk}")
+        merged = out.setdefault(shape.mnk, [])
+        merged += [c for c in configs if c not in merged]
+    return out
+
+
 def variant_competitors(configs: list, shape, acc: str, b_layout: str) -> list:
     """ours:NAME competitors of --also_variants for one shape: the variants of this accumulator and layout that
     can run it as is."""
@@ -193,6 +218,8 @@ def main(argv=None) -> int:
 
         ours_dispatcher = Dispatcher.default() if args.tables is None else table_dispatcher(args.tables)
     meta.update(tables=args.tables, also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
+                also_variants_per_shape={mnk: [c.name for c in configs]
+                                         for mnk, configs in args.variants_per_shape.items()},
                 also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},
                 call_burst=args.call_burst)
     records = previous_records(args) if args.resume else []
@@ -205,7 +232,7 @@ def main(argv=None) -> int:
                              seed=args.seed, call_burst=args.call_burst, dispatcher=ours_dispatcher,
                              extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
                                     for name, d in also.items()]
-                             + variant_competitors(args.also_variants, shape, args.acc, args.b_layout))
+                             + variant_competitors(variants_for(args, shape), shape, args.acc, args.b_layout))
         records.append(rec)
         print(format_table(rec), flush=True)
         write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data
@@ -215,6 +242,13 @@ def main(argv=None) -> int:
     for mnk, name in failed:
         print(f"correctness failure: {mnk} {name}", file=sys.stderr)
     return 0
+
+
+def variants_for(args, shape) -> list:
+    """--also_variants, then this shape's --also_variants_per_shape, each once."""
+    out = list(args.also_variants)
+    out += [c for c in args.variants_per_shape.get(shape.mnk, []) if c not in out]
+    return out
 
 
 RESUME_KEYS = ("acc", "b_layout", "timings", "call_burst", "mode", "target_qps")

@@ -174,3 +174,24 @@ def test_a_row_run_corrects_only_row_entries_with_its_nn_arms():
     assert picked["config"] == {"kind": "lt_algo", "algo_index": 4}
     with pytest.raises(ValueError, match="one B layout"):
         confirm([row], "f32", [Run("f32", lt, {}, "row"), Run("f32", lt, {}, "col")])
+
+
+def test_a_variant_timed_beside_the_table_becomes_that_variant_with_the_knobs_it_ran(tmp_path):
+    """eval_one_file.sh --also_variants V: competitor ours:V is an arm (a sweep of chosen variants over chosen
+    shapes); one of the other layout, or not a variant, is not."""
+    entry = sm90_entry()
+    other = "sm90_f32_col_t64x128x64_c1x1_sauto_pp_pers_a8"
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                f"ours:{other}": result(80, 100, kernel=other, runtime={"swizzle": 2}),
+                                "ours:sm90_f32_row_t64x128x64_c1x1_sauto_pp_pers_a8": result(60, 70),
+                                "ours:no_such_variant": result(50, 60)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == other and new["us"] == 80 and "graph" not in new
+    assert new["config"] == dict(SM90, tile=[64, 128, 64])
+    assert new["runtime"] == {"raster": 0, "swizzle": 2, "splits": 0}
+    assert counts["graph"] == counts["eager"] == 1
+    meta = {"arch": "sm90", "acc": "f32", "gpu": "H200", "date": "2026-12-02", "commit": "x", "driver": "580",
+            "cuda": "13.0", "torch": "2.11"}
+    (tmp_path / "sm90_f32.json").write_text(json.dumps({"meta": meta, "entries": [new]}))
+    loaded = load_tables("sm90", tmp_path)["f32"].lookup(4096, 4096, 128, "col")
+    assert loaded.kernel == other and loaded.runtime["swizzle"] == 2
