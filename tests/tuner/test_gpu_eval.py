@@ -47,3 +47,38 @@ def test_a_competitor_that_computes_differently_when_captured_fails_its_check():
     assert rec["competitors"]["torch.matmul"]["ok"]
     liar_rec = rec["competitors"]["liar"]
     assert not liar_rec["ok"] and "replayed from a CUDA graph" in liar_rec["reason"]
+
+
+def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(tmp_path):
+    """eval_one_file.sh --also_variants_per_shape: the sweep's file; the variant must be built (tables_row pack)."""
+    import json
+
+    from kernels import space
+    from kernels.build import find_built
+    from tuner.eval_cli import main
+
+    name = "sm90_f32_row_t64x128x64_c1x1_sauto_pp_pers_a8"
+    if find_built(space.config_named(name)) is None:
+        pytest.skip(f"{name} is not built (kernels.build --set tables_row)")
+    (tmp_path / "v.txt").write_text(f"1024_2048_128 {name}\n")
+    assert main(["--mnk", "1024_2048_128", "--acc_precise", "fp32", "--b_layout", "row", "--ours", "none",
+                 "--baselines", "cuBLAS-nn", "--warmup_seconds", "0.05", "--benchmark_seconds", "0.2",
+                 "--base_dir", str(tmp_path / "out"), "--gpu_device_id", "0", "--mode", "offline",
+                 "--also_variants_per_shape", str(tmp_path / "v.txt")]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    got = results["shapes"][0]["competitors"][f"ours:{name}"]
+    assert got["ok"] and got["rel_err"] < 1e-3 and got["kernel_us"] > 0
+    assert results["meta"]["also_variants_per_shape"] == {"1024_2048_128": [name]}
+
+
+def test_call_anatomy_splits_every_competitors_call():
+    import torch
+
+    from tuner.call_anatomy import FLOORS, shape_anatomy
+
+    torch.cuda.set_device(0)
+    rec = shape_anatomy(256, 256, 256, "f32", "col", 0.05, 0.2, replays=False)
+    assert rec["failed"] == {}
+    assert set(rec["parts_us"]) == {"ours", "torch.matmul", "cuBLAS-tn", *FLOORS}
+    for parts in rec["parts_us"].values():
+        assert parts["host"] > 0 and parts["wait"] > 0 and parts["total"] >= parts["host"]
