@@ -107,10 +107,10 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
 
 
 def _variants(names: Sequence[str], acc: str, b_layout: str) -> list:
-    from kernels import space
     from tuner import competitors as comp
+    from tuner.eval_cli import parse_also_variants
 
-    configs = [space.config_named(name) for name in names]
+    configs = parse_also_variants(",".join(names))
     wrong = [c.name for c in configs if (c.acc, c.b_layout) != (acc, b_layout)]
     if wrong:
         raise ValueError(f"not {acc} {b_layout} variants: {wrong}")
