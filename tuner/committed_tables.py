@@ -77,8 +77,11 @@ GRID12_ROW = "benchmarks/h200-2026-12-01-s12/call4_grid_row"
 # the 11 changed f32 entries, +1.3% / +1.4% on 34 f16 ones, 30 of them changed; per call +2.7% / -8.1% and +7.0% /
 # -4.6%, within the dispatchers' offset).
 GRID15_ROW = "benchmarks/h200-2026-12-02-s15/call2/grid_row"
-ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW))
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 3
+# Round 4: session 18's twin sweep (tuner/twin_sweep.py, call 2): per row shape of 1e9-1e11 FLOP whose entry ran
+# cuBLAS / cuBLASLt, the row twins of its col entry's choices timed beside the tables' choice (`ours:<twin>` arms).
+GRID18_SWEEP = "benchmarks/h200-2026-12-03-s18/call2/sweep"
+ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP))
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 4
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
