@@ -107,6 +107,11 @@ AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
                                          (S16_AB,),
                                          (f"{S17}/call2", ("col", "row"), f"{S16_AB}/base_tables"),
                                          (f"{S17}/ab_mid", ("col", "row"), f"{S17}/call2/cand_tables")))
+# Session 18: call 2's A/B measured round 4 with the f16 sweep alone; the committed build also lets f16 take the f32
+# sweep's fp32-accumulating arms (_grid_round), which changed 42 f16 row entries more: call 3 measured those against
+# call 2's candidate (f16 only; the A/B's candidate is the tables its row grid measured).
+S18 = "benchmarks/h200-2026-12-03-s18"
+AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables", f"{S18}/call3/grid_row/tables")},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -180,7 +185,7 @@ def main(argv=None) -> int:
                 if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):
                     return rc
             for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
-                if rc := ab_revert.main(ab_revert_argv(acc, index, work)):
+                if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):
                     return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0
