@@ -80,7 +80,11 @@ GRID15_ROW = "benchmarks/h200-2026-12-02-s15/call2/grid_row"
 # Round 4: session 18's twin sweep (tuner/twin_sweep.py, call 2): per row shape of 1e9-1e11 FLOP whose entry ran
 # cuBLAS / cuBLASLt, the row twins of its col entry's choices timed beside the tables' choice (`ours:<twin>` arms).
 GRID18_SWEEP = "benchmarks/h200-2026-12-03-s18/call2/sweep"
-ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP))
+# Round 5: session 18's second sweep (call 4) of the tables with round 4 on: every row shape of 1e9-1e11 FLOP whose
+# entry does not run its col choice's row twin (not only the cuBLAS ones). Measured, not yet A/B'd: off by default.
+GRID18_SWEEP_ALL = "benchmarks/h200-2026-12-03-s18/call4/sweep"
+ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,
+                                                          GRID18_SWEEP_ALL))
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 4
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
