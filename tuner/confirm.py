@@ -112,8 +112,10 @@ def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dic
         else:
             arm = baseline_arm(name, result.get("info") or {}, run.b_layout)
         if arm is not None:
-            if run.acc == "f32":
-                arm["acc"] = "f32"   # marks an fp32-accumulating arm; dropped again in an f32 table
+            # marks an fp32-accumulating arm (any arm of the f32 run; a variant an f16 run timed that accumulates in
+            # fp32); dropped again in an f32 table
+            if run.acc == "f32" or (arm.get("config") or {}).get("acc") == "f32":
+                arm["acc"] = "f32"
             times = {t: result[f"{t}_us"] * reference[f"{t}_us"] / ref[f"{t}_us"] for t in ROLES}
             out.append((times, arm))
     return out

@@ -177,13 +177,14 @@ def read_variants_per_shape(path) -> dict[str, list]:
 
 
 def variant_competitors(configs: list, shape, acc: str, b_layout: str) -> list:
-    """ours:NAME competitors of --also_variants for one shape: the variants of this accumulator and layout that
-    can run it as is."""
+    """ours:NAME competitors of --also_variants for one shape: the variants of this layout that can run it as is and
+    accumulate in `acc`, or in fp32 (an f16 table may run fp32-accumulating variants, so an f16 run times those too:
+    session 18's f16 twin sweep lost 64 of 402 shapes whose twins were all fp32-accumulating)."""
     from kernels import space
     from tuner import competitors as comp
 
     return [comp.ours_variant(c, b_layout) for c in configs
-            if c.acc == acc and c.b_layout == b_layout and space.supports(c, *shape)]
+            if c.acc in (acc, "f32") and c.b_layout == b_layout and space.supports(c, *shape)]
 
 
 def main(argv=None) -> int:

@@ -176,6 +176,18 @@ def test_a_row_run_corrects_only_row_entries_with_its_nn_arms():
         confirm([row], "f32", [Run("f32", lt, {}, "row"), Run("f32", lt, {}, "col")])
 
 
+def test_an_fp32_accumulating_variant_an_f16_run_timed_enters_the_f16_table_marked_as_borrowed():
+    """An f16 run times the fp32-accumulating variants it is given (an f16 table may run them): the arm keeps its
+    accumulator in the entry ("acc": "f32"), as an arm of the f32 run does; an f16 variant gets no mark."""
+    entry = sm90_entry(acc="f16")
+    f32_variant, f16_variant = "sm90_f32_col_t64x128x64_c1x1_sauto_pp_pers_a8", "sm90_f16_col_t64x128x64_c1x1_sauto_pp_pers_a8"
+    for name, mark in ((f32_variant, "f32"), (f16_variant, None)):
+        shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                    f"ours:{name}": result(80, 100, kernel=name)}}
+        (new,), counts = confirm([entry], "f16", [run("f16", [entry], shapes)])
+        assert new["kernel"] == name and new.get("acc") == mark and counts["graph"] == 1
+
+
 def test_a_variant_timed_beside_the_table_becomes_that_variant_with_the_knobs_it_ran(tmp_path):
     """eval_one_file.sh --also_variants V: competitor ours:V is an arm (a sweep of chosen variants over chosen
     shapes); one of the other layout, or not a variant, is not."""
