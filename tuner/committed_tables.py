@@ -115,7 +115,8 @@ AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
 # sweep's fp32-accumulating arms (_grid_round), which changed 42 f16 row entries more: call 3 measured those against
 # call 2's candidate (f16 only; the A/B's candidate is the tables its row grid measured).
 S18 = "benchmarks/h200-2026-12-03-s18"
-AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables", f"{S18}/call3/grid_row/tables")},)
+AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
+                           f"{S18}/call3/grid_row/tables")},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

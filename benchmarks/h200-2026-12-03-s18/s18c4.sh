@@ -9,13 +9,8 @@ set -u
 source scripts/device_prologue.sh
 S=benchmarks/h200-2026-12-03-s18
 python3 -m kernels.build --set tables --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
-HGEMM_TEST_SET=tables timeout 110 python3 -m pytest -m gpu -q -p no:cacheprovider \
-  tests/kernels/test_gpu_kernels.py > $OUT/gpu_kernels.txt 2>&1
-echo "kernel suite (tables) rc=$? at $(el)s: $(tail -1 $OUT/gpu_kernels.txt)" >> $OUT/rc.txt
-HGEMM_TEST_SET=tables timeout 80 python3 -m pytest -m gpu -q -p no:cacheprovider \
-  tests/kernels/test_fastpath.py tests/kernels/test_dispatch.py tests/kernels/test_gpu_cublas.py \
-  tests/tuner/test_gpu_eval.py tests/kernels/test_launch_anatomy.py > $OUT/gpu_dispatch.txt 2>&1
-echo "dispatch suites rc=$? at $(el)s: $(tail -1 $OUT/gpu_dispatch.txt)" >> $OUT/rc.txt
+OUT=$OUT SET=tables bash scripts/h200_gpu_suites.sh >> $OUT/rc.txt  # (as run: the same two pytest
+echo "suites done at $(el)s" >> $OUT/rc.txt  # commands inline; rc.txt has their lines with the time)
 DL=$(( (${END:-480} - $(el)) / 2 - 25 ))
 OUT=$OUT/sweep LIST_fp32=$S/twin_sweep_all_f32.txt LIST_fp16=$S/twin_sweep_all_f16.txt DEADLINE=$DL SKIP_ENV=1 \
   bash scripts/h200_twin_sweep.sh >> $OUT/rc.txt 2>&1
