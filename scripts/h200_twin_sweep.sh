@@ -5,6 +5,8 @@
 #   OUT=dir LIST_fp32=file LIST_fp16=file [ACCS="fp32 fp16"] [DEADLINE=300] [BENCH_S=0.2] [B_LAYOUT=row] \
 #     [TABLES=dir] bash scripts/h200_twin_sweep.sh
 # TABLES: the tables whose choices are `ours` (default kernels/tables; a candidate not yet committed).
+# DEADLINE_<acc> (e.g. DEADLINE_fp16) overrides DEADLINE for one accumulator. B_LAYOUT=col sweeps the col entries
+# (`python -m tuner.twin_sweep --layout col`) against cuBLAS TN.
 # LIST_<acc>: lines 'M_N_K NAME[,NAME]' (python -m tuner.twin_sweep --out). The variants must be built (the tables and
 # tables_row packs). Returns summary.txt and sweep.tar.gz (per accumulator: results.json/csv, log, the confirmed copy;
 # tables/: the tables the run measured, for tuner.confirm's --run ACC=RESULTS,TABLE).
@@ -17,7 +19,8 @@ for acc in ${ACCS:-fp32 fp16}; do
   list_var=LIST_$acc; list=${!list_var:?set $list_var to a file of 'M_N_K NAME[,NAME]' lines}
   a=f${acc#fp}
   cut -d' ' -f1 "$list" > $W/grid_$acc.txt
-  timeout --signal=INT --kill-after=20 "${DEADLINE:-300}" ./eval_one_file.sh --grid $W/grid_$acc.txt \
+  dl_var=DEADLINE_$acc
+  timeout --signal=INT --kill-after=20 "${!dl_var:-${DEADLINE:-300}}" ./eval_one_file.sh --grid $W/grid_$acc.txt \
     --acc_precise $acc --b_layout $LAYOUT --tables $W/tables --also_variants_per_shape "$list" \
     --baselines torch.matmul,$NB \
     --warmup_seconds ${WARMUP_S:-0.05} --benchmark_seconds ${BENCH_S:-0.2} --timing both --base_dir $W/$acc \

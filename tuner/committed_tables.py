@@ -54,11 +54,13 @@ GRID9 = "benchmarks/h200-2026-12-01-s9/grid_confirmed"
 GRID15 = "benchmarks/h200-2026-12-02-s15/call3/grid_col"
 
 
-def _grid_round(grid: str) -> dict:
+def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     """One round of corrections from a grid run's folder: per accumulator its runs as (accumulator, results, the
-    table that run measured); the f16 table may also take the f32 run's fp32-accumulating arms."""
-    f32 = ("f32", f"{grid}/fp32/results.json.gz", f"{grid}/tables/sm90_f32.json.gz")
-    return {"f32": (f32,), "f16": (("f16", f"{grid}/fp16/results.json.gz", f"{grid}/tables/sm90_f16.json.gz"), f32)}
+    table that run measured); the f16 table may also take the f32 run's fp32-accumulating arms. accs: the
+    accumulators the folder ran (an accumulator with no run has no round)."""
+    runs = {acc: (acc, f"{grid}/fp{acc[1:]}/results.json.gz", f"{grid}/tables/sm90_{acc}.json.gz") for acc in accs}
+    return {acc: own for acc, own in (("f32", tuple(runs[a] for a in ("f32",) if a in runs)),
+                                      ("f16", tuple(runs[a] for a in ("f16", "f32") if a in runs))) if own}
 
 
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15))
@@ -182,12 +184,13 @@ def main(argv=None) -> int:
             if rc := retable.main(retable_argv(acc, work, tuple(extra))):
                 return rc
             for round_index in range(args.confirm_rounds):
-                if rc := confirm.main(confirm_argv(acc, round_index, work)):
+                if acc in CONFIRM_ROUNDS[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work))):
                     return rc
             if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, tuple(extra)))):
                 return rc
             for round_index in range(args.confirm_row_rounds):
-                if rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS)):
+                if acc in ROW_CONFIRM_ROUNDS[round_index] and \
+                        (rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS))):
                     return rc
             for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
                 if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):

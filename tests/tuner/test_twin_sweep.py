@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tuner.twin_sweep import main, row_twin, sweep
+from tuner.twin_sweep import main, sweep, twin
 
 SM90 = {"family": "sm90", "acc": "f32", "b_layout": "col", "tile": [64, 128, 64], "cluster": [1, 1],
         "warp": [0, 0, 0], "stages": 0, "schedule": "pingpong", "scheduler": "persistent", "alignment": 8}
@@ -27,9 +27,10 @@ def sm90(layout):
             "runtime": KNOBS}
 
 
-def test_the_row_twin_of_a_built_variant_and_none_for_a_library_arm():
-    assert row_twin(sm90("col")) == ROW_NAME
-    assert row_twin(CUBLAS_NN) is None
+def test_the_twin_of_a_built_variant_and_none_for_a_library_arm():
+    assert twin(sm90("col")) == ROW_NAME
+    assert twin(sm90("row"), "col") == COL_NAME
+    assert twin(CUBLAS_NN) is None
 
 
 def test_a_row_entry_gets_the_twin_of_each_col_choice_it_does_not_run():
@@ -45,6 +46,16 @@ def test_a_row_entry_gets_the_twin_of_each_col_choice_it_does_not_run():
     assert sweep(entries) == {"1024_8192_128": [ROW_NAME], "4096_4096_128": [ROW_NAME]}
     assert sweep(entries, min_flop=4e9) == {"4096_4096_128": [ROW_NAME]}
     assert sweep(entries, library_only=True) == {"1024_8192_128": [ROW_NAME]}
+
+
+def test_the_col_direction_gets_the_col_twins_of_the_row_choices():
+    entries = [
+        entry(1024, 8192, 128, "row", sm90("row")), entry(1024, 8192, 128, "col", CUBLAS_NN),          # swept
+        entry(2048, 2048, 2048, "row", sm90("row")), entry(2048, 2048, 2048, "col", sm90("col")),      # has it
+        entry(512, 512, 512, "row", CUBLAS_NN), entry(512, 512, 512, "col", sm90("col")),              # no twin
+    ]
+    assert sweep(entries, layout="col") == {"1024_8192_128": [COL_NAME]}
+    assert sweep(entries) == {"512_512_512": [ROW_NAME]}
 
 
 def test_cli_writes_lines_the_eval_cli_reads(tmp_path):
