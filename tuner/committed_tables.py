@@ -52,6 +52,12 @@ GRID9 = "benchmarks/h200-2026-12-01-s9/grid_confirmed"
 # Round 3: session 15's col grid (call 3: a shuffled 394 f32 / 399 f16 shapes of the tables of 081ac8e); on since
 # session 16's A/B (call 2, together with the eager cost changes: kernel-only +0.2-0.4% on the sampled col entries).
 GRID15 = "benchmarks/h200-2026-12-02-s15/call3/grid_col"
+# Round 4: session 19's col twin sweep (call 2, `tuner.twin_sweep --layout col`): per col shape, the col twins of its
+# row entry's choices beside the tables' choice (510 f32 / 684 f16 shapes listed, most of them reached before the
+# deadline); on since that session's A/B (call 3, both roles: +9.1% / +3.2% kernel-only on the 6 changed f32 entries,
+# +4.0% / +4.2% on the 18 f16 ones).
+S19 = "benchmarks/h200-2026-12-03-s19"
+GRID19_COL_SWEEP = f"{S19}/call2/sweep_col"
 
 
 def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
@@ -63,8 +69,8 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
                                       ("f16", tuple(runs[a] for a in ("f16", "f32") if a in runs))) if own}
 
 
-CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15))
-CONFIRM_ROUNDS_BY_DEFAULT = 3
+CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP))
+CONFIRM_ROUNDS_BY_DEFAULT = 4
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
@@ -83,11 +89,15 @@ GRID15_ROW = "benchmarks/h200-2026-12-02-s15/call2/grid_row"
 # cuBLAS / cuBLASLt, the row twins of its col entry's choices timed beside the tables' choice (`ours:<twin>` arms).
 GRID18_SWEEP = "benchmarks/h200-2026-12-03-s18/call2/sweep"
 # Round 5: session 18's second sweep (call 4) of the tables with round 4 on: every row shape of 1e9-1e11 FLOP whose
-# entry does not run its col choice's row twin (not only the cuBLAS ones). Measured, not yet A/B'd: off by default.
+# entry does not run its col choice's row twin (not only the cuBLAS ones); on since session 19's A/B (call 1, both
+# roles: +9.2% / +9.5% kernel-only on the 92 changed f32 entries, +8.7% / +8.7% on the 110 f16 ones).
 GRID18_SWEEP_ALL = "benchmarks/h200-2026-12-03-s18/call4/sweep"
+# Round 6 (f16 only): the 64 f16 shapes of round 5 whose twins all accumulate in fp32, which that f16 run skipped;
+# session 19 (call 1) swept them on round 5's tables: 3 entries change, +1.6% / +1.9% kernel-only in its A/B.
+GRID19_F16_TWINS = f"{S19}/call1/sweep6"
 ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,
-                                                          GRID18_SWEEP_ALL))
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 4
+                                                          GRID18_SWEEP_ALL)) + (_grid_round(GRID19_F16_TWINS, ("f16",)),)
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 6
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
@@ -119,6 +129,11 @@ AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
 S18 = "benchmarks/h200-2026-12-03-s18"
 AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
                            f"{S18}/call3/grid_row/tables")},)
+# Session 19: call 1's A/B of row round 5 (base: the committed tables before it) and of round 6 (f16, against round
+# 5's tables); call 3's of col round 4 (against the same base).
+AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16")},
+               {"f16": _ab(f"{S19}/call1/ab6", "f16", ("row",), f"{S19}/call1/cand_tables", f"{S19}/call1/cand6")},
+               {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")})
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
