@@ -353,7 +353,7 @@ VARIANT_SETS = {
     "tables": lambda: _committed_table_variants(),
     # the row-major-B twins of what the col tables run (the col winners, x @ Wᵀ, as the first candidates for x @ W):
     # what row-layout tables are tuned over
-    "tables_row": lambda: _row_twins(_committed_table_variants()),
+    "tables_row": lambda: _row_set(_committed_table_variants()),
     "all": lambda: enumerate(),
 }
 
@@ -371,6 +371,13 @@ def _row_twins(configs: list[KernelConfig]) -> list[KernelConfig]:
         if cfg.b_layout == "col" and twin not in out:
             out.append(twin)
     return out
+
+
+def _row_set(configs: list[KernelConfig]) -> list[KernelConfig]:
+    """The row twins of the col variants, then the row variants themselves: a row choice stays in the set (and in
+    the image) when a later col correction drops its col twin from the tables (session 19's col round 4 did)."""
+    twins = _row_twins(configs)
+    return twins + [cfg for cfg in configs if cfg.b_layout == "row" and cfg not in twins]
 
 
 def variant_set(name: str) -> list[KernelConfig]:
