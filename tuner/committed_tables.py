@@ -130,10 +130,12 @@ S18 = "benchmarks/h200-2026-12-03-s18"
 AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
                            f"{S18}/call3/grid_row/tables")},)
 # Session 19: call 1's A/B of row round 5 (base: the committed tables before it) and of round 6 (f16, against round
-# 5's tables); call 3's of col round 4 (against the same base).
+# 5's tables); call 3's of col round 4 (against the same base); call 4's of the 30 f16 col entries where the committed
+# build (f16 also taking the f32 col sweep's fp32-accumulating arms) differs from call 3's candidate.
 AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16")},
                {"f16": _ab(f"{S19}/call1/ab6", "f16", ("row",), f"{S19}/call1/cand_tables", f"{S19}/call1/cand6")},
-               {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")})
+               {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")},
+               {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables", f"{S19}/call4/grid_row/tables")})
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

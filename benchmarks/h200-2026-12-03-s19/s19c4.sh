@@ -8,7 +8,7 @@
 #     f32 then f16, against torch.matmul and cuBLAS NN, deadlines from the time left (END).
 set -u
 source scripts/device_prologue.sh
-S=benchmarks/h200-2026-12-03-s19
+S=${S:-benchmarks/h200-2026-12-03-s19}
 python3 -m kernels.build --tables committed --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
 OUT=$OUT/ab_f16col CAND=kernels/tables BASE=$PWD/.carry4/cand7 SHAPES_fp16=$S/ab_s19c4_f16_col.txt ACCS=fp16 \
   DEADLINE=40 BENCH_S=0.2 SKIP_ENV=1 bash scripts/h200_ab.sh > /tmp/ab_console.txt 2>&1
