@@ -187,6 +187,9 @@ def main(argv=None) -> int:
                    choices=range(len(ROW_CONFIRM_ROUNDS) + 1),
                    help=f"the same for the B row-major entries (ROW_CONFIRM_ROUNDS; default "
                         f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
+    p.add_argument("--snapshots", type=Path, default=None, metavar="DIR",
+                   help="also write the table after each step: DIR/col0 (tuned), DIR/colN (col round N), DIR/row0, "
+                        "DIR/rowN (one build gives every round's table: tests/kernels/test_committed_tables.py)")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
     p.epilog = ("A candidate: any other option goes to every retable step (tuner/retable.py), e.g. --host-us "
@@ -198,17 +201,26 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for acc in args.acc or EXTRA:
+            def snapshot(step: str) -> None:
+                if args.snapshots is not None:
+                    (args.snapshots / step).mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(table_path(acc, work), table_path(acc, args.snapshots / step))
+
             if rc := retable.main(retable_argv(acc, work, tuple(extra))):
                 return rc
+            snapshot("col0")
             for round_index in range(args.confirm_rounds):
                 if acc in CONFIRM_ROUNDS[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work))):
                     return rc
+                snapshot(f"col{round_index + 1}")
             if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, tuple(extra)))):
                 return rc
+            snapshot("row0")
             for round_index in range(args.confirm_row_rounds):
                 if acc in ROW_CONFIRM_ROUNDS[round_index] and \
                         (rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS))):
                     return rc
+                snapshot(f"row{round_index + 1}")
             for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
                 if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):
                     return rc
