@@ -65,8 +65,9 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     table that run measured); the f16 table may also take the f32 run's fp32-accumulating arms. accs: the
     accumulators the folder ran (an accumulator with no run has no round)."""
     runs = {acc: (acc, f"{grid}/fp{acc[1:]}/results.json.gz", f"{grid}/tables/sm90_{acc}.json.gz") for acc in accs}
-    return {acc: own for acc, own in (("f32", tuple(runs[a] for a in ("f32",) if a in runs)),
-                                      ("f16", tuple(runs[a] for a in ("f16", "f32") if a in runs))) if own}
+    takes = {acc: tuple(runs[a] for a in sources if a in runs) for acc, sources in (("f32", ("f32",)),
+                                                                                     ("f16", ("f16", "f32")))}
+    return {acc: own for acc, own in takes.items() if own}
 
 
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP))
@@ -135,7 +136,8 @@ AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_t
 AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16")},
                {"f16": _ab(f"{S19}/call1/ab6", "f16", ("row",), f"{S19}/call1/cand_tables", f"{S19}/call1/cand6")},
                {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")},
-               {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables", f"{S19}/call4/grid_row/tables")})
+               {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables",
+                           f"{S19}/call4/grid_row/tables")})
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

@@ -49,8 +49,10 @@ def test_a_competitor_that_computes_differently_when_captured_fails_its_check():
     assert not liar_rec["ok"] and "replayed from a CUDA graph" in liar_rec["reason"]
 
 
-def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(tmp_path):
-    """eval_one_file.sh --also_variants_per_shape: the sweep's file; the variant must be built (tables_row pack)."""
+@pytest.mark.parametrize("acc", ["fp32", "fp16"])
+def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(acc, tmp_path):
+    """eval_one_file.sh --also_variants_per_shape: the sweep's file; the variant must be built (tables_row pack). An
+    f16 run times the fp32-accumulating variant too (an f16 table may run it; session 18's f16 sweep skipped them)."""
     import json
 
     from kernels import space
@@ -61,7 +63,7 @@ def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(tmp_path):
     if find_built(space.config_named(name)) is None:
         pytest.skip(f"{name} is not built (kernels.build --set tables_row)")
     (tmp_path / "v.txt").write_text(f"1024_2048_128 {name}\n")
-    assert main(["--mnk", "1024_2048_128", "--acc_precise", "fp32", "--b_layout", "row", "--ours", "none",
+    assert main(["--mnk", "1024_2048_128", "--acc_precise", acc, "--b_layout", "row", "--ours", "none",
                  "--baselines", "cuBLAS-nn", "--warmup_seconds", "0.05", "--benchmark_seconds", "0.2",
                  "--base_dir", str(tmp_path / "out"), "--gpu_device_id", "0", "--mode", "offline",
                  "--also_variants_per_shape", str(tmp_path / "v.txt")]) == 0
@@ -69,27 +71,6 @@ def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(tmp_path):
     got = results["shapes"][0]["competitors"][f"ours:{name}"]
     assert got["ok"] and got["rel_err"] < 1e-3 and got["kernel_us"] > 0
     assert results["meta"]["also_variants_per_shape"] == {"1024_2048_128": [name]}
-
-
-def test_an_f16_run_times_an_fp32_accumulating_variant_it_is_given(tmp_path):
-    """An f16 table may run fp32-accumulating variants, so an f16 sweep times them (session 18 skipped them)."""
-    import json
-
-    from kernels import space
-    from kernels.build import find_built
-    from tuner.eval_cli import main
-
-    name = "sm90_f32_row_t64x128x64_c1x1_sauto_pp_pers_a8"
-    if find_built(space.config_named(name)) is None:
-        pytest.skip(f"{name} is not built (kernels.build --set tables_row)")
-    (tmp_path / "v.txt").write_text(f"1024_2048_128 {name}\n")
-    assert main(["--mnk", "1024_2048_128", "--acc_precise", "fp16", "--b_layout", "row", "--ours", "none",
-                 "--baselines", "cuBLAS-nn", "--warmup_seconds", "0.05", "--benchmark_seconds", "0.2",
-                 "--base_dir", str(tmp_path / "out"), "--gpu_device_id", "0", "--mode", "offline",
-                 "--also_variants_per_shape", str(tmp_path / "v.txt")]) == 0
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
-    got = results["shapes"][0]["competitors"][f"ours:{name}"]
-    assert got["ok"] and got["rel_err"] < 1e-3 and got["kernel_us"] > 0
 
 
 def test_call_anatomy_splits_every_competitors_call():
