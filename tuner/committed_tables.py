@@ -56,8 +56,12 @@ GRID15 = "benchmarks/h200-2026-12-02-s15/call3/grid_col"
 # row entry's choices beside the tables' choice (510 f32 / 684 f16 shapes listed, most of them reached before the
 # deadline); on since that session's A/B (call 3, both roles: +9.1% / +3.2% kernel-only on the 6 changed f32 entries,
 # +4.0% / +4.2% on the 18 f16 ones).
-S19 = "benchmarks/h200-2026-12-03-s19"
+S18, S19 = "benchmarks/h200-2026-12-03-s18", "benchmarks/h200-2026-12-03-s19"
 GRID19_COL_SWEEP = f"{S19}/call2/sweep_col"
+# Round 5: session 17's col grid (call 3: a shuffled 300 f32 / 317 f16 shapes of that session's tables), measured
+# before round 4 changed 24 entries (those it skips); on since session 20's A/B (call 1, both roles, with row rounds
+# 7-8: 43 f16 col entries, kernel-only 0.999x / 1.000x, per call +2.1% / -4.0%, within the dispatchers' offset).
+GRID17_COL = "benchmarks/h200-2026-12-02-s17/call3/grid_col"
 
 
 def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
@@ -70,8 +74,8 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     return {acc: own for acc, own in takes.items() if own}
 
 
-CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP))
-CONFIRM_ROUNDS_BY_DEFAULT = 4
+CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL))
+CONFIRM_ROUNDS_BY_DEFAULT = 5
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
@@ -96,9 +100,18 @@ GRID18_SWEEP_ALL = "benchmarks/h200-2026-12-03-s18/call4/sweep"
 # Round 6 (f16 only): the 64 f16 shapes of round 5 whose twins all accumulate in fp32, which that f16 run skipped;
 # session 19 (call 1) swept them on round 5's tables: 3 entries change, +1.6% / +1.9% kernel-only in its A/B.
 GRID19_F16_TWINS = f"{S19}/call1/sweep6"
+# Round 7: session 18's row grid (call 3: a shuffled 628 f32 / 621 f16 shapes of the tables with round 4 on; entries
+# rounds 5-6 changed since are skipped). Round 8: session 19's row grid sample (call 4: the first 221 f32 / 216 f16
+# of the same order, tables with rounds 5-6 on). On since session 20's A/B (call 1, both roles: 1 f32 entry,
+# 2048x64x16384, whose new graph choice, cuBLAS NN, ran 6% slower and went back; 35 f16 entries +0.6% / +1.0%
+# kernel-only, the >1e11 ones taking torch.matmul's fp32-accumulating arm +7-13%).
+GRID18_ROW = f"{S18}/call3/grid_row"
+GRID19_ROW = f"{S19}/call4/grid_row"
 ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,
-                                                          GRID18_SWEEP_ALL)) + (_grid_round(GRID19_F16_TWINS, ("f16",)),)
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 6
+                                                          GRID18_SWEEP_ALL)) + (_grid_round(GRID19_F16_TWINS, ("f16",)),
+                                                                                _grid_round(GRID18_ROW),
+                                                                                _grid_round(GRID19_ROW))
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 8
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
@@ -127,7 +140,6 @@ AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
 # Session 18: call 2's A/B measured round 4 with the f16 sweep alone; the committed build also lets f16 take the f32
 # sweep's fp32-accumulating arms (_grid_round), which changed 42 f16 row entries more: call 3 measured those against
 # call 2's candidate (f16 only; the A/B's candidate is the tables its row grid measured).
-S18 = "benchmarks/h200-2026-12-03-s18"
 AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
                            f"{S18}/call3/grid_row/tables")},)
 # Session 19: call 1's A/B of row round 5 (base: the committed tables before it) and of round 6 (f16, against round
@@ -138,6 +150,9 @@ AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16"
                {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")},
                {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables",
                            f"{S19}/call4/grid_row/tables")})
+# Session 20: call 1's A/B of col round 5 and row rounds 7-8 (base: the committed tables before them).
+S20 = "benchmarks/h200-2026-12-03-s20"
+AB_REVERTS += ({"f32": _ab(f"{S20}/call1", "f32", ("row",)), "f16": _ab(f"{S20}/call1", "f16", ("col", "row"))},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
