@@ -48,10 +48,10 @@ COPY service/ service/
 COPY tuner/ tuner/
 
 # Kernels are compiled here (nvcc needs no GPU) for every arch in CUDA_ARCHS into HGEMM_CACHE_DIR, where the
-# runtime loads them, and so is the C fast path of the dispatch (cc + python3-dev): the container starts ready, with
-# no compiler work at startup.
+# runtime loads them, and so is the C fast path of the dispatch (cc + python3-dev) with its tensor reader (c++ and
+# torch's headers): the container starts ready, with no compiler work at startup.
 RUN python -m kernels.build --set "${KERNEL_SETS}" --arch "${CUDA_ARCHS}" \
- && python -c "import kernels.fastpath as f; print('fast path:', f.build())" \
+ && python -c "import kernels.fastpath as f; print('fast path:', f.build(), f.build_reader())" \
  && mkdir -p /srv/tables && chown -R hgemm:hgemm /app /srv/tables
 
 USER hgemm

@@ -10,6 +10,7 @@ calls, outside the timed region, so the launch queue never fills and blocks the 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import statistics
 import subprocess
 import tempfile
@@ -86,7 +87,9 @@ def best_batch_us(fn, calls: int, batch: int = 100) -> float:
 def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> int:
     """Python-side host time per call on a machine without a GPU: CPU tensors pose as cuda:0 (Tensor.get_device is
     patched for the run), the stream getter is a constant, the C side is a stub that returns at once. Real calls add
-    the C side (the launch) and ~0.1 us for torch's stream getter."""
+    the C side (the launch) and ~0.1 us for torch's stream getter. The dispatchers' fast path reads the operands
+    through Python attributes here (the pose is Python's); the last two rows time a bare table on CPU tensors both
+    ways, through those attributes and through tensor_reader.cpp (the at::Tensor), which real calls use."""
     import torch
 
     import kernels.cublas as cublas
@@ -117,10 +120,15 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
             d_variant = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
                                    predictor=lambda *shape: cfg, supports=lambda *args: True, fast_path=False)
             fast = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
-                              fast_path=fastpath.new_table(stream_of))
+                              fast_path=fastpath.new_table(stream_of, tensor_reader=False))
             fast_variant = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
                                       predictor=lambda *shape: cfg, supports=lambda *args: True,
-                                      fast_path=fastpath.new_table(stream_of))
+                                      fast_path=fastpath.new_table(stream_of, tensor_reader=False))
+            bare = {}
+            for reader in (False, True):  # one entry, for the device each way reads: the pose's 0, the tensors' -1
+                table = bare[reader] = fastpath.new_table(stream_of, allow_cpu=True, tensor_reader=reader)
+                table.put(m, n, k, b_layout, acc, -1 if reader else 0, 0x5000, False, ctypes.cast(kernel._lib.hgemm_run,
+                          ctypes.c_void_p).value, bytes(128), 16, False, None, None)
             rows = [
                 ("Dispatcher.gemm, C fast path -> cuBLAS fallback", lambda: fast.gemm(a, b, b_layout, acc, out)),
                 ("Dispatcher.gemm, C fast path -> built variant", lambda: fast_variant.gemm(a, b, b_layout, acc, out)),
@@ -132,12 +140,18 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
                 ("CublasArm('gemmex')(..., b_layout, acc)", lambda: gemmex(a, b, out, b_layout=b_layout, acc=acc)),
                 ("CublasArm('gemmex').launcher(...) run", lambda run=gemmex.launcher(b_layout, acc): run(a, b, out)),
                 ("CublasArm('lt_heuristic').launcher(...) run", lambda run=lt.launcher(b_layout, acc): run(a, b, out)),
+                ("FastTable.gemm alone, operands read through Python attributes",
+                 lambda: bare[False].gemm(a, b, out, b_layout, acc)),
+                ("FastTable.gemm alone, operands read by tensor_reader.cpp",
+                 lambda: bare[True].gemm(a, b, out, b_layout, acc)),
             ]
             print(f"Python side only (C stubs, CPU tensors)  {m}x{n}x{k} b_layout={b_layout} acc={acc}  "
                   f"best batch mean, {calls} calls in batches of 100")
             for label, fn in rows:
                 print(f"  {best_batch_us(fn, calls):7.2f} us  {label}")
-            print(f"  fast path: {fast_variant.fast_path_stats()} (variant), {fast.fast_path_stats()} (cuBLAS)")
+            print(f"  fast path: {fast_variant.fast_path_stats()} (variant), {fast.fast_path_stats()} (cuBLAS); "
+                  f"bare tables: {bare[False].stats()}, {bare[True].stats()} (tensor reader: "
+                  f"{bare[True].tensor_reader or fastpath.reader_unavailable_reason() or 'off'})")
         finally:
             torch.Tensor.get_device, runtime._workspace, cublas._runtime_hooks, library._library = saved
     return 0

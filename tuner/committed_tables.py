@@ -104,7 +104,7 @@ GRID19_F16_TWINS = f"{S19}/call1/sweep6"
 # rounds 5-6 changed since are skipped). Round 8: session 19's row grid sample (call 4: the first 221 f32 / 216 f16
 # of the same order, tables with rounds 5-6 on). On since session 20's A/B (call 1, both roles: 1 f32 entry,
 # 2048x64x16384, whose new graph choice, cuBLAS NN, ran 6% slower and went back; 35 f16 entries +0.6% / +1.0%
-# kernel-only, the >1e11 ones taking torch.matmul's fp32-accumulating arm +7-13%).
+# kernel-only, 12288x16384x12288 / x16384 on fp32-accumulating arms +7-10%).
 GRID18_ROW = f"{S18}/call3/grid_row"
 GRID19_ROW = f"{S19}/call4/grid_row"
 ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,

@@ -5,10 +5,16 @@
     table.put(m, n, k, b_layout, acc, device, stream, captured, fn_address, template, align, guarded, selection, keep)
     r = table.run(a, b, out, b_layout, acc)   # (out, selection), or an int: MISS, CANARY or LAUNCH_ERROR
     table.graph_choices = True            # key on whether the stream is capturing a CUDA graph (cuStreamIsCapturing)
+    table.tensor_reader                   # True: operands are read from the at::Tensor (tensor_reader.cpp), not Python
 
 Built on first use with the system C compiler against this Python's headers (about a second), cached by a hash of
 the source, the Python version and the compiler under the kernel cache dir, like the kernel variants. It needs no
 CUDA and no torch headers: launches come in as C entry points (ctypes addresses) with prepared argument structs.
+
+The operands' metadata (dtype, shape, strides, device, pointer) costs ~0.5 us per tensor through Python attributes.
+Where torch's headers and a C++ compiler are at hand, `tensor_reader.cpp` reads it from the at::Tensor instead
+(~10 ns): built on first use against the installed torch (~10-20 s, once: cached by a hash of the source, torch's
+version and ABI, Python and the compiler), handed to every new table; HGEMM_TENSOR_READER=0 keeps the attribute path.
 """
 from __future__ import annotations
 
@@ -28,27 +34,50 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("fastpath.c")
+READER_SOURCE = Path(__file__).with_name("tensor_reader.cpp")
 MODULE = "kernels_fastpath"
 MISS, CANARY, LAUNCH_ERROR = 0, 1, 2
 
 _module = None
 _failed: str | None = None
 _lock = threading.Lock()
+_reader: tuple[int, object] | None = None   # (hgemm_read_tensor's address, the library kept loaded)
+_reader_failed: str | None = None
 
 
 def enabled() -> bool:
     return os.environ.get("HGEMM_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+def reader_enabled() -> bool:
+    return os.environ.get("HGEMM_TENSOR_READER", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def compiler() -> str | None:
     return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
-def _key(cc: str) -> str:
+def cxx_compiler() -> str | None:
+    return os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+
+
+def _key(cc: str, source: Path = SOURCE, *extra: str) -> str:
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-    parts = [SOURCE.read_bytes(), sys.version.encode(), (sysconfig.get_config_var("EXT_SUFFIX") or "").encode(),
-             "\n".join(version).encode()]
+    parts = [source.read_bytes(), sys.version.encode(), (sysconfig.get_config_var("EXT_SUFFIX") or "").encode(),
+             "\n".join(version).encode(), *(part.encode() for part in extra)]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+
+
+def _compile(cmd: list[str], path: Path) -> Path:
+    """Run the compiler into a temporary file next to `path`, then move it into place (atomic: concurrent builders,
+    e.g. service workers, never load a partial file). Raises with the compiler's message on failure."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    result = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True)
+    if result.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stderr[-2000:]}")
+    os.replace(tmp, path)
+    return path
 
 
 def build() -> Path:
@@ -66,15 +95,52 @@ def build() -> Path:
     if path.is_file():
         return path
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    cmd = [cc, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Werror=implicit-function-declaration",
-           "-I", include, "-o", str(tmp), str(SOURCE)]
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stderr[-2000:]}")
-    os.replace(tmp, path)  # atomic: concurrent builders (service workers) never load a partial file
-    return path
+    return _compile([cc, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall",
+                     "-Werror=implicit-function-declaration", "-I", include, str(SOURCE)], path)
+
+
+def build_reader() -> Path:
+    """tensor_reader.cpp's shared library for the installed torch, compiled if not cached yet. Raises on failure."""
+    import torch
+    from torch.utils.cpp_extension import include_paths
+
+    from kernels.build import cache_dir
+
+    cxx = cxx_compiler()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler (c++, g++ or clang++; or $CXX)")
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    torch_lib = Path(torch.__file__).parent / "lib"
+    path = cache_dir() / "fastpath" / f"tensor_reader-{_key(cxx, READER_SOURCE, torch.__version__, str(abi))}.so"
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    includes = [arg for directory in (sysconfig.get_paths()["include"], *include_paths()) for arg in ("-I", directory)]
+    return _compile([cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
+                     f"-D_GLIBCXX_USE_CXX11_ABI={abi}", *includes, str(READER_SOURCE), "-L", str(torch_lib),
+                     "-ltorch_python", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{torch_lib}"], path)
+
+
+def tensor_reader_address() -> int:
+    """hgemm_read_tensor's address (built on first use), or 0 when disabled or unavailable (the reason is logged
+    once): tables then read operands through Python attributes."""
+    global _reader, _reader_failed
+    if not reader_enabled():
+        return 0
+    if _reader is None and _reader_failed is None:
+        with _lock:
+            if _reader is None and _reader_failed is None:
+                try:
+                    library = ctypes.CDLL(str(build_reader()))
+                    _reader = (ctypes.cast(library.hgemm_read_tensor, ctypes.c_void_p).value, library)
+                except Exception as error:  # the attribute path is always there
+                    _reader_failed = str(error)
+                    log.warning("tensor reader unavailable, the fast path reads operands through Python: %s", error)
+    return _reader[0] if _reader is not None else 0
+
+
+def reader_unavailable_reason() -> str | None:
+    return _reader_failed
 
 
 def load():
@@ -110,9 +176,11 @@ def capture_status_address() -> int:
         return 0
 
 
-def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | None = None):
+def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | None = None,
+              tensor_reader: bool = True):
     """A FastTable (stream_of: device index -> torch's current raw stream; capture_status: the address of a function
-    with cuStreamIsCapturing's ABI, default the driver's), or None when disabled or unavailable."""
+    with cuStreamIsCapturing's ABI, default the driver's; tensor_reader: read operands from the at::Tensor where
+    tensor_reader.cpp builds), or None when disabled or unavailable."""
     if not enabled():
         return None
     module = load()
@@ -126,7 +194,9 @@ def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | 
         stream_of = _stream_getter()
     if capture_status is None:
         capture_status = capture_status_address()
-    return module.FastTable(stream_of, torch.float16, allow_cpu=allow_cpu, capture_status=capture_status)
+    return module.FastTable(stream_of, torch.float16, allow_cpu=allow_cpu, capture_status=capture_status,
+                            tensor_reader=tensor_reader_address() if tensor_reader else 0)
 
 
-__all__ = ["new_table", "capture_status_address", "load", "build", "enabled", "unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]
+__all__ = ["new_table", "capture_status_address", "load", "build", "build_reader", "tensor_reader_address", "enabled",
+           "reader_enabled", "unavailable_reason", "reader_unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]

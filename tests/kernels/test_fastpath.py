@@ -3,7 +3,9 @@ go to C stubs with the ABIs of a built variant (hgemm_run) and of the cuBLAS wra
 C = A @ B from the argument struct on CPU memory. A wrong template (M, N, K, leading dimensions, layout) therefore
 gives a wrong product, not just a wrong byte. The stubs count their calls, so the tests see which path ran.
 
-CPU tensors pose as CUDA device 0 (Tensor.get_device is patched per test), the stream is a constant."""
+CPU tensors pose as CUDA device 0 (Tensor.get_device is patched per test), the stream is a constant. The tables read
+operands through Python attributes there (the pose is Python's): tensor_reader.cpp, which reads the at::Tensor, has its
+own test below and in test_tensor_reader.py."""
 from __future__ import annotations
 
 import ctypes
@@ -97,6 +99,7 @@ def world(tmp_path, monkeypatch):
     if fastpath.load() is None:
         pytest.fail(f"the fast path must build here: {fastpath.unavailable_reason()}")
     monkeypatch.setattr(torch.Tensor, "get_device", lambda self: 0)
+    monkeypatch.setenv("HGEMM_TENSOR_READER", "0")  # the reader would see the real device (-1) past the pose
     workspace = torch.empty(1 << 16, dtype=torch.uint8)
     monkeypatch.setattr(runtime, "_workspace", lambda device, stream, nbytes: workspace)
     monkeypatch.setattr(cublas, "_runtime_hooks", (lambda device: STREAM, runtime._workspace))
@@ -141,6 +144,36 @@ def test_repeated_calls_are_served_in_c_with_the_variants_own_template(world, b_
         assert sel.kernel == CFG[b_layout].name and sel.fallback is None
     assert libs[b_layout].stub_calls() == 5
     assert d.fast_path_stats() == {"hits": 4, "misses": 1, "entries": 1}
+
+
+def test_with_the_tensor_reader_a_table_serves_the_launch_from_the_at_tensor(world, monkeypatch):
+    """A table given tensor_reader.cpp reads plain tensors from the at::Tensor and serves a registered launch with
+    the right product; a Tensor subclass it leaves to the attribute path. The reader sees the CPU tensors' real device
+    (-1: get_device is patched for Python only), so the launch is registered for device -1 on a table that serves CPU
+    tensors, and a call the attribute path reads (device 0 by the pose) finds no entry."""
+    built, libs = world
+    monkeypatch.delenv("HGEMM_TENSOR_READER")
+    table = fastpath.new_table(lambda device: STREAM, allow_cpu=True)
+    assert table.tensor_reader
+    m, n, k = 24, 40, 56
+    a, b = operands(m, n, k, "row", 0)
+    run = kernels.dispatch._bind_kernel(built[CFG["row"].name], {})
+    out = run(a, b, poisoned(m, n))
+    stream, fn_address, template, align, keep = run.fast_entry(a, b, out)
+    table.put(m, n, k, "row", "f32", -1, stream, False, fn_address, template, align, False, "selection", keep)
+    for seed in range(1, 4):  # fresh operands each call
+        a, b = operands(m, n, k, "row", seed)
+        out, selection = table.run(a, b, poisoned(m, n), "row", "f32")
+        check(out, a, b, "row")
+        assert selection == "selection"
+    assert table.stats()["hits"] == 3 and libs["row"].stub_calls() == 4
+
+    class Marked(torch.Tensor):
+        pass
+
+    assert table.run(a.as_subclass(Marked), b, poisoned(m, n), "row", "f32") == fastpath.MISS
+    assert table.run(a, b.float(), poisoned(m, n), "row", "f32") == fastpath.MISS
+    assert libs["row"].stub_calls() == 4
 
 
 def test_cublas_fallback_is_served_with_its_workspace_and_stream(world):
