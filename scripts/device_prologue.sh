@@ -1,7 +1,7 @@
 # Sourced first by a device call's script (benchmarks/<session>/sNcM.sh) on the GPU host: the carried wheels
 # (scripts/device_env.sh), every carried kernel pack (.carry*/kernel_cache*.tar.gz) unpacked into the cache and
-# removed (the tree is copied back as it is), the GPU's identity in $OUT/env.txt, and `el` (seconds since start)
-# for the script's progress lines in $OUT/rc.txt.
+# removed (the tree is copied back as it is), the GPU's identity in $OUT/env.txt, the fast path's tensor reader
+# built, and `el` (seconds since start) for the script's progress lines in $OUT/rc.txt.
 source scripts/device_env.sh
 export HGEMM_COMMIT=${HGEMM_COMMIT:-unknown}
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
@@ -10,6 +10,9 @@ for pack in .carry*/kernel_cache*.tar.gz; do [ -f "$pack" ] && tar xzf "$pack" -
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/env.txt
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> $OUT/env.txt 2>&1
 echo "commit $HGEMM_COMMIT" >> $OUT/env.txt
+# the fast path's tensor reader compiles against this torch once (~10 s): here, not inside a timed run's deadline
+python3 -c "import kernels.fastpath as f; print('tensor reader:', f.build_reader())" >> $OUT/env.txt 2>&1 \
+  || echo "tensor reader: not built (the fast path reads operands through Python)" >> $OUT/env.txt
 # At most 8 files come back from $OUT: a script that writes more ends with `pack_out callN`, which leaves env.txt,
 # rc.txt and one tarball of everything else (session 17's call 1 lost its A/B role results to that limit).
 pack_out() {
