@@ -102,7 +102,6 @@ def build() -> Path:
 def build_reader() -> Path:
     """tensor_reader.cpp's shared library for the installed torch, compiled if not cached yet. Raises on failure."""
     import torch
-    from torch.utils.cpp_extension import include_paths
 
     from kernels.build import cache_dir
 
@@ -114,6 +113,8 @@ def build_reader() -> Path:
     path = cache_dir() / "fastpath" / f"tensor_reader-{_key(cxx, READER_SOURCE, torch.__version__, str(abi))}.so"
     if path.is_file():
         return path
+    from torch.utils.cpp_extension import include_paths  # (imports setuptools: only when compiling)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     includes = [arg for directory in (sysconfig.get_paths()["include"], *include_paths()) for arg in ("-I", directory)]
     return _compile([cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
