@@ -124,11 +124,11 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
             fast_variant = Dispatcher(tables={}, backend="gpu", arch="sm90", load_kernel=lambda c: kernel,
                                       predictor=lambda *shape: cfg, supports=lambda *args: True,
                                       fast_path=fastpath.new_table(stream_of, tensor_reader=False))
-            bare = {}
+            bare, stub_run = {}, ctypes.cast(kernel._lib.hgemm_run, ctypes.c_void_p).value
             for reader in (False, True):  # one entry, for the device each way reads: the pose's 0, the tensors' -1
                 table = bare[reader] = fastpath.new_table(stream_of, allow_cpu=True, tensor_reader=reader)
-                table.put(m, n, k, b_layout, acc, -1 if reader else 0, 0x5000, False, ctypes.cast(kernel._lib.hgemm_run,
-                          ctypes.c_void_p).value, bytes(128), 16, False, None, None)
+                table.put(m, n, k, b_layout, acc, -1 if reader else 0, 0x5000, False, stub_run, bytes(128), 16, False,
+                          None, None)
             rows = [
                 ("Dispatcher.gemm, C fast path -> cuBLAS fallback", lambda: fast.gemm(a, b, b_layout, acc, out)),
                 ("Dispatcher.gemm, C fast path -> built variant", lambda: fast_variant.gemm(a, b, b_layout, acc, out)),

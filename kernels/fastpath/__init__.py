@@ -45,12 +45,16 @@ _reader: tuple[int, object] | None = None   # (hgemm_read_tensor's address, the 
 _reader_failed: str | None = None
 
 
+def _switched_on(variable: str) -> bool:
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def enabled() -> bool:
-    return os.environ.get("HGEMM_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")
+    return _switched_on("HGEMM_FASTPATH")
 
 
 def reader_enabled() -> bool:
-    return os.environ.get("HGEMM_TENSOR_READER", "1").strip().lower() not in ("0", "false", "no", "off")
+    return _switched_on("HGEMM_TENSOR_READER")
 
 
 def compiler() -> str | None:
