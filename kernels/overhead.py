@@ -162,7 +162,7 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: s
     `variant_set` (comma-separated sets) that runs this shape: the dispatcher with the C fast path, the dispatcher's
     Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side). Rows are
     (label, fn(a, b, out))."""
-    from kernels import runtime, space
+    from kernels import fastpath, runtime, space
     from kernels.dispatch import Dispatcher
 
     rows = []
@@ -176,12 +176,16 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: s
             except runtime.KernelNotBuilt:
                 continue
             fast = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg)
+            attrs = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg,
+                                       fast_path=fastpath.new_table(tensor_reader=False) or False)
             slow = Dispatcher.default(tables={}, predictor=lambda *shape, cfg=cfg: cfg, fast_path=False)
             name = cfg.name if len(cfg.name) < 40 else cfg.name[:37] + "..."
             def through(d):
                 return lambda a, b, out: d.gemm(a, b, b_layout, acc, out)
 
-            rows += [(f"Dispatcher.gemm, C fast path -> {name}", through(fast)),
+            reader = "tensor reader" if fast._fast is not None and fast._fast.tensor_reader else "no tensor reader"
+            rows += [(f"Dispatcher.gemm, C fast path ({reader}) -> {name}", through(fast)),
+                     (f"Dispatcher.gemm, C fast path (attributes) -> {name}", through(attrs)),
                      (f"Dispatcher.gemm, Python path -> {name}", through(slow)),
                      (f"CompiledKernel launcher (ctypes) {name}", kernel.launcher())]
             break

@@ -3,7 +3,7 @@
 #   OUT=dir GRID=tuner/grids/grid_1000.txt ACCS="fp32 fp16" STATE=dir DEADLINE=480 bash scripts/h200_eval.sh
 # Each accumulator's results live in STATE/eval_<acc> (eval_one_file.sh --resume: shapes already there are kept); a run
 # stops after DEADLINE seconds and the next call continues (with fewer GPUs than accumulators they run one after the
-# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST / ALSO_TABLES (NAME=DIR) / B_LAYOUT pass through;
+# other, each up to DEADLINE). WARMUP_S / BENCH_S / BASELINES / CALL_BURST / ALSO_TABLES (NAME=DIR) / ALSO_DISPATCHERS / B_LAYOUT pass through;
 # RESUME_FROM continues a committed run. SHUFFLE=1 measures the grid in a
 # fixed pseudo-random order, so that a run cut short by DEADLINE is a fair sample of every size rather than the smallest.
 # Returns summary.txt and eval.tar.gz (results CSV/JSON and tuner.summary's tables and plots per accumulator).
@@ -38,6 +38,7 @@ for acc in $ACCS; do
     --warmup_seconds ${WARMUP_S:-0.1} --benchmark_seconds ${BENCH_S:-0.4} --base_dir "$STATE/eval_$acc" \
     --gpu_device_id $gpu --mode offline --timing both --call_burst ${CALL_BURST:-1} --resume \
     ${BASELINES:+--baselines $BASELINES} ${ALSO_TABLES:+--also_tables $ALSO_TABLES} ${B_LAYOUT:+--b_layout $B_LAYOUT} \
+    ${ALSO_DISPATCHERS:+--also_dispatchers $ALSO_DISPATCHERS} \
     > "$STATE/eval_$acc.log" 2>&1 &
   [ $slot -ge ${#GPUS[@]} ] && wait -n
 done

@@ -65,15 +65,19 @@ def measure(samplers: dict[str, dict[str, Callable[[], float]]], warmup_seconds:
 
 
 def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_seconds: float, seconds: float,
-                  seed: int = 0, replays: bool = True, variants: Sequence[str] = ()) -> dict:
+                  seed: int = 0, replays: bool = True, variants: Sequence[str] = (),
+                  fast_paths: Sequence[str] = ()) -> dict:
     """replays: each GEMM's graph replay (~2 ms of back-to-back launches) runs between the samples, as in the grid;
     without, the samples follow each other (a caller making lone calls with little else on the GPU). variants: built
-    variants to time as well, as `ours:<name>` (e.g. a pdl twin and its base: does the attribute cost a lone call?)."""
+    variants to time as well, as `ours:<name>` (e.g. a pdl twin and its base: does the attribute cost a lone call?).
+    fast_paths: more dispatchers with the same tables whose C fast path reads operands another way, as
+    `ours[<how>]` (tuner.eval_cli FAST_PATHS: reader, attributes, off)."""
     import torch
 
     from tuner import competitors as comp
     from tuner.correctness import check, reference
     from tuner.inputs import copies_needed, device_l2_bytes, make_operands
+    from tuner.eval_cli import rule_dispatchers
     from tuner.timing import GraphSampler
 
     sync = torch.cuda.synchronize
@@ -82,7 +86,9 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
     ops = make_operands(m, n, k, copies, device=device, seed=seed)
     ref = reference(ops.a[0], ops.b_row[0])
     gemms = [comp.ours_dispatcher(m, n, k, b_layout, acc), comp.torch_matmul(),
-             *comp.baselines(acc, m, n, k, judge=None, names=("cuBLAS-tn",)), *_variants(variants, acc, b_layout)]
+             *comp.baselines(acc, m, n, k, judge=None, names=("cuBLAS-tn",)), *_variants(variants, acc, b_layout),
+             *(comp.ours_dispatcher(m, n, k, b_layout, acc, dispatcher, name)
+               for name, dispatcher in rule_dispatchers({how: ("fastpath", how) for how in fast_paths}).items())]
     floors = [comp.Competitor(FLOORS[0], lambda a, b, out: None, b_layout),
               comp.Competitor(FLOORS[1], lambda a, b, out: out.fill_(1.0), b_layout)]
     failed = {}
@@ -118,7 +124,7 @@ def _variants(names: Sequence[str], acc: str, b_layout: str) -> list:
 
 
 def table(records: list[dict]) -> str:
-    extra = sorted({name for r in records for name in r["parts_us"] if name.startswith("ours:")})
+    extra = sorted({name for r in records for name in r["parts_us"] if name.startswith(("ours:", "ours["))})
     names = ["ours", "torch.matmul", "cuBLAS-tn", *FLOORS, *extra]
     lines = [f"{'shape':<18}" + "".join(f"{n[-22:]:>23}" for n in names) + f"{'torch/ours':>11}",
              f"{'(total host wait)':<18}" + "".join(f"{'µs':>23}" for _ in names)]
@@ -142,11 +148,19 @@ def main(argv=None) -> int:
     p.add_argument("--no-replays", dest="replays", action="store_false",
                    help="no graph replays between the samples (the grid runs them: they are its kernel-only timing)")
     p.add_argument("--variants", default="", help="comma-separated built variants to time as well (ours:<name>)")
+    p.add_argument("--fast-paths", default="",
+                   help="comma-separated: more dispatchers (same tables) whose C fast path reads the operands from the "
+                        "at::Tensor (reader), through Python attributes (attributes) or is off (off), as ours[<how>]")
     p.add_argument("--out", help="write the records as JSON here")
     args = p.parse_args(argv)
     shapes = [parse_mnk(s) for s in args.shapes.split(",") if s]
+    fast_paths = [how for how in args.fast_paths.split(",") if how]
+    from tuner.eval_cli import FAST_PATHS
+    if not set(fast_paths) <= set(FAST_PATHS):
+        p.error(f"--fast-paths: each one of {FAST_PATHS}, got {args.fast_paths!r}")
     records = [shape_anatomy(*s, args.acc, args.b_layout, args.warmup_seconds, args.seconds,
-                             replays=args.replays, variants=[v for v in args.variants.split(",") if v])
+                             replays=args.replays, variants=[v for v in args.variants.split(",") if v],
+                             fast_paths=fast_paths)
                for s in shapes]
     if args.out:
         with open(args.out, "w") as f:

@@ -62,6 +62,10 @@ GRID19_COL_SWEEP = f"{S19}/call2/sweep_col"
 # before round 4 changed 24 entries (those it skips); on since session 20's A/B (call 1, both roles, with row rounds
 # 7-8: 43 f16 col entries, kernel-only 0.999x / 1.000x, per call +2.1% / -4.0%, within the dispatchers' offset).
 GRID17_COL = "benchmarks/h200-2026-12-02-s17/call3/grid_col"
+# Round 6: session 20's col grid (call 3: a shuffled 662 f32 / 691 f16 shapes of c427508's tables), measured before
+# round 5 changed 41 f16 entries (those it skips).
+S20 = "benchmarks/h200-2026-12-03-s20"
+GRID20_COL = f"{S20}/call3/grid_col"
 
 
 def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
@@ -74,7 +78,8 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     return {acc: own for acc, own in takes.items() if own}
 
 
-CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL))
+CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL,
+                                                       GRID20_COL))
 CONFIRM_ROUNDS_BY_DEFAULT = 5
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
@@ -107,10 +112,14 @@ GRID19_F16_TWINS = f"{S19}/call1/sweep6"
 # kernel-only, 12288x16384x12288 / x16384 on fp32-accumulating arms +7-10%).
 GRID18_ROW = f"{S18}/call3/grid_row"
 GRID19_ROW = f"{S19}/call4/grid_row"
+# Round 9: session 20's row grid (call 2: a shuffled 680 f32 / 686 f16 shapes of c427508's tables; entries rounds 7-8
+# changed since are skipped).
+GRID20_ROW = f"{S20}/call2/grid_row"
 ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,
                                                           GRID18_SWEEP_ALL)) + (_grid_round(GRID19_F16_TWINS, ("f16",)),
                                                                                 _grid_round(GRID18_ROW),
-                                                                                _grid_round(GRID19_ROW))
+                                                                                _grid_round(GRID19_ROW),
+                                                                                _grid_round(GRID20_ROW))
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 8
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
@@ -151,7 +160,6 @@ AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16"
                {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables",
                            f"{S19}/call4/grid_row/tables")})
 # Session 20: call 1's A/B of col round 5 and row rounds 7-8 (base: the committed tables before them).
-S20 = "benchmarks/h200-2026-12-03-s20"
 AB_REVERTS += ({"f32": _ab(f"{S20}/call1", "f32", ("row",)), "f16": _ab(f"{S20}/call1", "f16", ("col", "row"))},)
 
 

@@ -44,10 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--also_tables", default="", metavar="NAME=DIR[,NAME=DIR]",
                    help="more dispatchers to compete as ours[NAME], each with the tables in DIR (e.g. a table tuned for "
                         "another objective), timed in the same interleaved run")
-    p.add_argument("--also_dispatchers", default="", metavar="NAME=nearest:DIST|NAME=predictor:PATH[,…]",
+    p.add_argument("--also_dispatchers", default="",
+                   metavar="NAME=nearest:DIST|NAME=predictor:PATH|NAME=fastpath:reader|attributes|off[,…]",
                    help="more dispatchers (committed tables) to compete as ours[NAME]: one that borrows the choice of "
-                        "the nearest tuned shape within DIST (log2) for shapes the table lacks, or one with the "
-                        "predictor saved at PATH (python -m tuner.predictor) as its hook")
+                        "the nearest tuned shape within DIST (log2) for shapes the table lacks, one with the "
+                        "predictor saved at PATH (python -m tuner.predictor) as its hook, or one whose C fast path "
+                        "reads the operands from the at::Tensor (reader), through Python attributes (attributes), "
+                        "or is off (the Python dispatch path): the host path's cost, measured in the same run")
     p.add_argument("--also_variants", default="", metavar="NAME[,NAME]",
                    help="kernel variants to compete as ours:NAME with their default knobs, each on the shapes it "
                         "supports with this --acc_precise and --b_layout (e.g. a pdl twin beside its base)")
@@ -117,13 +120,15 @@ def parse_also_tables(text: str) -> dict[str, str]:
 
 
 def parse_also_dispatchers(text: str) -> dict[str, tuple[str, object]]:
-    """'near=nearest:1.0,model=predictor:m.json' -> {name: ("nearest", 1.0) | ("predictor", path)}."""
+    """'near=nearest:1.0,model=predictor:m.json,attrs=fastpath:attributes' -> {name: ("nearest", 1.0) |
+    ("predictor", path) | ("fastpath", "attributes")}."""
     out: dict[str, tuple[str, object]] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, spec = item.partition("=")
         kind, _, value = spec.partition(":")
-        if not sep or not name or kind not in ("nearest", "predictor") or not value:
-            raise ValueError(f"--also_dispatchers wants NAME=nearest:DIST or NAME=predictor:PATH, got {item!r}")
+        if not sep or not name or kind not in ("nearest", "predictor", "fastpath") or not value:
+            raise ValueError(f"--also_dispatchers wants NAME=nearest:DIST, NAME=predictor:PATH or "
+                             f"NAME=fastpath:{'|'.join(FAST_PATHS)}, got {item!r}")
         if name in out:
             raise ValueError(f"--also_dispatchers: {name!r} given twice")
         if kind == "nearest":
@@ -134,6 +139,10 @@ def parse_also_dispatchers(text: str) -> dict[str, tuple[str, object]]:
             if not distance > 0:
                 raise ValueError(f"--also_dispatchers: {name}: the distance must be a number > 0, got {value!r}")
             out[name] = (kind, distance)
+        elif kind == "fastpath":
+            if value not in FAST_PATHS:
+                raise ValueError(f"--also_dispatchers: {name}: fastpath:{value!r} is not one of {FAST_PATHS}")
+            out[name] = (kind, value)
         else:
             if not Path(value).is_file():
                 raise ValueError(f"--also_dispatchers: {name}: {value!r} is not a file")
@@ -294,9 +303,34 @@ def rule_dispatchers(specs: dict[str, tuple[str, object]]) -> dict:
 
     out = {}
     for name, (kind, value) in specs.items():
-        extra = {"nearest": value} if kind == "nearest" else {"predictor": Predictor.load(value), "nearest": 0.0}
+        if kind == "nearest":
+            extra = {"nearest": value}
+        elif kind == "predictor":
+            extra = {"predictor": Predictor.load(value), "nearest": 0.0}
+        else:
+            extra = {"fast_path": fast_path_table(value)}
         out[f"ours[{name}]"] = Dispatcher.default(**extra)
     return out
+
+
+# --also_dispatchers NAME=fastpath:…: how the dispatcher's C fast path reads the operands, or no fast path
+FAST_PATHS = ("reader", "attributes", "off")
+
+
+def fast_path_table(how: str):
+    """The fast_path argument of a Dispatcher for --also_dispatchers NAME=fastpath:HOW. A reader that cannot be built
+    here is an error, not a silent second attribute path: the comparison would measure nothing."""
+    from kernels import fastpath
+
+    if how == "off":
+        return False
+    table = fastpath.new_table(tensor_reader=how == "reader")
+    if table is None:
+        raise RuntimeError(f"fastpath:{how}: the C fast path is unavailable ({fastpath.unavailable_reason() or 'off'})")
+    if (how == "reader") != bool(table.tensor_reader):
+        raise RuntimeError(f"fastpath:{how}: the tensor reader is unavailable "
+                           f"({fastpath.reader_unavailable_reason() or 'HGEMM_TENSOR_READER=0'})")
+    return table
 
 
 if __name__ == "__main__":

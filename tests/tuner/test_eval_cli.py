@@ -107,10 +107,14 @@ def test_also_dispatchers_names_a_nearest_rule_or_a_saved_predictor(tmp_path):
     args = parse_args(BASE + ["--also_dispatchers", f"near=nearest:1.0, model=predictor:{model}"])
     assert args.also_dispatchers == {"near": ("nearest", 1.0), "model": ("predictor", str(model))}
     assert parse_args(BASE).also_dispatchers == {}
+    args = parse_args(BASE + ["--also_dispatchers", "attrs=fastpath:attributes,py=fastpath:off,r=fastpath:reader"])
+    assert args.also_dispatchers == {"attrs": ("fastpath", "attributes"), "py": ("fastpath", "off"),
+                                     "r": ("fastpath", "reader")}
 
 
 @pytest.mark.parametrize("bad", ["near", "near=nearest", "near=nearest:0", "near=nearest:far", "near=closest:1",
-                                 "m=predictor:{d}/missing.json", "a=nearest:1,a=nearest:2"])
+                                 "m=predictor:{d}/missing.json", "a=nearest:1,a=nearest:2",
+                                 "f=fastpath", "f=fastpath:ctypes"])
 def test_also_dispatchers_rejects_bad_items(tmp_path, bad):
     with pytest.raises(SystemExit):
         parse_args(BASE + ["--also_dispatchers", bad.format(d=tmp_path)])
@@ -155,3 +159,16 @@ def test_resume_keeps_an_earlier_runs_shapes_only_if_it_measured_the_same_way(tm
         previous_records(parse_args(argv + ["--call_burst", "16"]))
     with pytest.raises(SystemExit, match="acc"):
         previous_records(parse_args([a if a != "fp32" else "fp16" for a in argv]))
+
+
+def test_fast_path_table_gives_each_host_path_or_refuses(monkeypatch):
+    from kernels import fastpath
+    from tuner.eval_cli import fast_path_table
+
+    assert fast_path_table("off") is False
+    if fastpath.load() is None:
+        pytest.skip(f"no C fast path here: {fastpath.unavailable_reason()}")
+    assert fast_path_table("attributes").tensor_reader is False
+    monkeypatch.setenv("HGEMM_TENSOR_READER", "0")  # a reader that is not there must not pass as one
+    with pytest.raises(RuntimeError, match="tensor reader is unavailable"):
+        fast_path_table("reader")

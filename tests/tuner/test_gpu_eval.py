@@ -79,8 +79,8 @@ def test_call_anatomy_splits_every_competitors_call():
     from tuner.call_anatomy import FLOORS, shape_anatomy
 
     torch.cuda.set_device(0)
-    rec = shape_anatomy(256, 256, 256, "f32", "col", 0.05, 0.2, replays=False)
+    rec = shape_anatomy(256, 256, 256, "f32", "col", 0.05, 0.2, replays=False, fast_paths=("attributes", "off"))
     assert rec["failed"] == {}
-    assert set(rec["parts_us"]) == {"ours", "torch.matmul", "cuBLAS-tn", *FLOORS}
+    assert set(rec["parts_us"]) == {"ours", "torch.matmul", "cuBLAS-tn", *FLOORS, "ours[attributes]", "ours[off]"}
     for parts in rec["parts_us"].values():
         assert parts["host"] > 0 and parts["wait"] > 0 and parts["total"] >= parts["host"]
