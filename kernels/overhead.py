@@ -159,9 +159,9 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
 
 def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: str = "default") -> list:
     """For one built variant per family (sm90, sm80, splitk, and splitk's cluster schedule: a cluster launch) of
-    `variant_set` (comma-separated sets) that runs this shape: the dispatcher with the C fast path, the dispatcher's
-    Python path, and the bare ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side). Rows are
-    (label, fn(a, b, out))."""
+    `variant_set` (comma-separated sets) that runs this shape: the dispatcher with the C fast path (operands read by
+    the tensor reader where it builds, and through Python attributes), the dispatcher's Python path, and the bare
+    ctypes launcher (what a CUTLASS launch costs without cuBLAS's host side). Rows are (label, fn(a, b, out))."""
     from kernels import fastpath, runtime, space
     from kernels.dispatch import Dispatcher
 
@@ -183,7 +183,7 @@ def variant_rows(m: int, n: int, k: int, b_layout: str, acc: str, variant_set: s
             def through(d):
                 return lambda a, b, out: d.gemm(a, b, b_layout, acc, out)
 
-            reader = "tensor reader" if fast._fast is not None and fast._fast.tensor_reader else "no tensor reader"
+            reader = "tensor reader" if fastpath.tensor_reader_address() else "no tensor reader"
             rows += [(f"Dispatcher.gemm, C fast path ({reader}) -> {name}", through(fast)),
                      (f"Dispatcher.gemm, C fast path (attributes) -> {name}", through(attrs)),
                      (f"Dispatcher.gemm, Python path -> {name}", through(slow)),

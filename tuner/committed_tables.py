@@ -63,7 +63,9 @@ GRID19_COL_SWEEP = f"{S19}/call2/sweep_col"
 # 7-8: 43 f16 col entries, kernel-only 0.999x / 1.000x, per call +2.1% / -4.0%, within the dispatchers' offset).
 GRID17_COL = "benchmarks/h200-2026-12-02-s17/call3/grid_col"
 # Round 6: session 20's col grid (call 3: a shuffled 662 f32 / 691 f16 shapes of c427508's tables), measured before
-# round 5 changed 41 f16 entries (those it skips).
+# round 5 changed 41 f16 entries (those it skips); on since session 21's A/B (call 1, both roles, with row round 9:
+# 76 f16 col entries, 74 of them eager, kernel-only +0.2% / +0.2%, per call +0.5% / -3.7%, within the dispatchers'
+# offset; no f32 entry changed).
 S20 = "benchmarks/h200-2026-12-03-s20"
 GRID20_COL = f"{S20}/call3/grid_col"
 
@@ -80,7 +82,7 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
 
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL,
                                                        GRID20_COL))
-CONFIRM_ROUNDS_BY_DEFAULT = 5
+CONFIRM_ROUNDS_BY_DEFAULT = 6
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
@@ -113,14 +115,15 @@ GRID19_F16_TWINS = f"{S19}/call1/sweep6"
 GRID18_ROW = f"{S18}/call3/grid_row"
 GRID19_ROW = f"{S19}/call4/grid_row"
 # Round 9: session 20's row grid (call 2: a shuffled 680 f32 / 686 f16 shapes of c427508's tables; entries rounds 7-8
-# changed since are skipped).
+# changed since are skipped); on since session 21's A/B (call 1, both roles: 35 f16 entries, 34 of them eager,
+# kernel-only +0.3% / +0.4%, per call +4.3% / -4.0%).
 GRID20_ROW = f"{S20}/call2/grid_row"
 ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW, GRID15_ROW, GRID18_SWEEP,
                                                           GRID18_SWEEP_ALL)) + (_grid_round(GRID19_F16_TWINS, ("f16",)),
                                                                                 _grid_round(GRID18_ROW),
                                                                                 _grid_round(GRID19_ROW),
                                                                                 _grid_round(GRID20_ROW))
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 8
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 9
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
@@ -161,6 +164,9 @@ AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16"
                            f"{S19}/call4/grid_row/tables")})
 # Session 20: call 1's A/B of col round 5 and row rounds 7-8 (base: the committed tables before them).
 AB_REVERTS += ({"f32": _ab(f"{S20}/call1", "f32", ("row",)), "f16": _ab(f"{S20}/call1", "f16", ("col", "row"))},)
+# Session 21: call 1's A/B of col round 6 and row round 9 (f16 only: no f32 entry changed).
+S21 = "benchmarks/h200-2026-12-03-s21"
+AB_REVERTS += ({"f16": _ab(f"{S21}/call1", "f16", ("col", "row"))},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

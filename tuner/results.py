@@ -2,11 +2,14 @@
 and the printed table. Plain data in, plain files out (no GPU needed)."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import json
 import math
 import os
+import signal
+import threading
 from pathlib import Path
 
 from tuner.competitors import BASELINES, MAX_OF, OURS
@@ -69,20 +72,47 @@ def long_rows(records: list[dict]) -> list[dict]:
 
 def write_results(base_dir: str | Path, records: list[dict], meta: dict) -> dict[str, Path]:
     """results.json (everything), results.csv (long: one row per shape × competitor), speedup_<timing>.csv (wide,
-    CUDA-L2's columns: ours' speedup over each baseline)."""
+    CUDA-L2's columns: ours' speedup over each baseline). A run stopped while writing (a deadline's SIGINT, Ctrl-C)
+    leaves the files of this write or of the one before, never a cut file or a CSV behind its JSON (session 21: a
+    deadline cut results.csv at 150 of 890 shapes): each file goes to a temporary name first and is renamed, with the
+    interrupt held until all are in place."""
     base = Path(base_dir)
     base.mkdir(parents=True, exist_ok=True)
-    paths = {"json": base / "results.json", "csv": base / "results.csv"}
-    # atomically: a run stopped mid-write (a deadline, Ctrl-C) must leave the previous complete file for --resume
-    tmp = paths["json"].with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"meta": meta, "shapes": records}, indent=1, default=str))
-    os.replace(tmp, paths["json"])
-    _write_csv(paths["csv"], LONG_FIELDS, long_rows(records))
-    for t in TIMINGS:
-        paths[f"speedup_{t}"] = base / f"speedup_{t}.csv"
-        rows = [{"mnk": r["mnk"], **{c: _fmt(r["speedup"][t].get(c)) for c in SPEEDUP_COLUMNS}} for r in records]
-        _write_csv(paths[f"speedup_{t}"], ("mnk",) + SPEEDUP_COLUMNS, rows)
+    paths = {"json": base / "results.json", "csv": base / "results.csv",
+             **{f"speedup_{t}": base / f"speedup_{t}.csv" for t in TIMINGS}}
+    with _interrupt_held():
+        _write_atomically(paths["json"], lambda f: f.write(json.dumps({"meta": meta, "shapes": records}, indent=1,
+                                                                      default=str)))
+        _write_atomically(paths["csv"], lambda f: _write_csv(f, LONG_FIELDS, long_rows(records)))
+        for t in TIMINGS:
+            rows = [{"mnk": r["mnk"], **{c: _fmt(r["speedup"][t].get(c)) for c in SPEEDUP_COLUMNS}} for r in records]
+            _write_atomically(paths[f"speedup_{t}"],
+                              lambda f, rows=rows: _write_csv(f, ("mnk",) + SPEEDUP_COLUMNS, rows))
     return paths
+
+
+@contextlib.contextmanager
+def _interrupt_held():
+    """SIGINT arriving inside the block is raised (as KeyboardInterrupt) when it ends; off the main thread, where
+    Python delivers no signals, a plain block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _write_atomically(path: Path, write) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        write(f)
+    os.replace(tmp, path)
 
 
 def read_json(path: str | Path) -> dict:
@@ -101,12 +131,11 @@ def _fmt(x):
     return "" if x is None else f"{x:.4f}"
 
 
-def _write_csv(path: Path, fields, rows) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(fields), extrasaction="ignore")
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: ("" if v is None else v) for k, v in row.items()})
+def _write_csv(f, fields, rows) -> None:
+    w = csv.DictWriter(f, fieldnames=list(fields), extrasaction="ignore")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in row.items()})
 
 
 def format_table(rec: dict) -> str:

@@ -81,3 +81,30 @@ def test_wide_csv_in_cuda_l2_format(tmp_path):
     table = summary.by_bucket(rows)["call"]
     assert table["torch.matmul"]["<1e9"]["geomean"] == pytest.approx(1.0)
     assert table["cuBLAS-max"]["all"]["geomean"] == pytest.approx(2.0)
+
+
+def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeypatch):
+    """A deadline's SIGINT in the middle of a write (session 21 cut results.csv at 150 of 890 shapes) is raised
+    once every file is in place: the JSON and the CSVs hold the same shapes, and no temporary file is left."""
+    import os
+    import signal
+
+    from tuner import results
+
+    records = [_record(Shape(64, 64 * i, 64), 1.0, {"torch.matmul": 2.0}) for i in range(1, 4)]
+    write_results(tmp_path, records[:1], {"gpu": "test"})
+    real_csv = results._write_csv
+
+    def interrupted_csv(f, fields, rows):
+        os.kill(os.getpid(), signal.SIGINT)  # arrives mid-write
+        real_csv(f, fields, rows)
+
+    monkeypatch.setattr(results, "_write_csv", interrupted_csv)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(tmp_path, records, {"gpu": "test"})
+    monkeypatch.setattr(results, "_write_csv", real_csv)
+    assert len(results.read_json(tmp_path / "results.json")["shapes"]) == 3
+    assert {row["mnk"] for row in summary.read_long_csv(tmp_path / "results.csv")} == {r["mnk"] for r in records}
+    assert len(summary.read_long_csv(tmp_path / "speedup_call.csv")) == 3
+    assert not list(tmp_path.glob("*.tmp"))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
