@@ -144,6 +144,10 @@ def stub_main(m: int, n: int, k: int, b_layout: str, acc: str, calls: int) -> in
                  lambda: bare[False].gemm(a, b, out, b_layout, acc)),
                 ("FastTable.gemm alone, operands read by tensor_reader.cpp",
                  lambda: bare[True].gemm(a, b, out, b_layout, acc)),
+                ("FastTable.gemm alone, allocating out, through Python (attributes, new_empty)",
+                 lambda: bare[False].gemm(a, b, None, b_layout, acc)),
+                ("FastTable.gemm alone, allocating out, tensor_reader.cpp (at::empty)",
+                 lambda: bare[True].gemm(a, b, None, b_layout, acc)),
             ]
             print(f"Python side only (C stubs, CPU tensors)  {m}x{n}x{k} b_layout={b_layout} acc={acc}  "
                   f"best batch mean, {calls} calls in batches of 100")

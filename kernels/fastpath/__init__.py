@@ -6,6 +6,7 @@
     r = table.run(a, b, out, b_layout, acc)   # (out, selection), or an int: MISS, CANARY or LAUNCH_ERROR
     table.graph_choices = True            # key on whether the stream is capturing a CUDA graph (cuStreamIsCapturing)
     table.tensor_reader                   # True: operands are read from the at::Tensor (tensor_reader.cpp), not Python
+    table.matrix_maker                    # True: an output the caller did not give is allocated there too
 
 Built on first use with the system C compiler against this Python's headers (about a second), cached by a hash of
 the source, the Python version and the compiler under the kernel cache dir, like the kernel variants. It needs no
@@ -14,7 +15,8 @@ CUDA and no torch headers: launches come in as C entry points (ctypes addresses)
 The operands' metadata (dtype, shape, strides, device, pointer) costs ~0.5 us per tensor through Python attributes.
 Where torch's headers and a C++ compiler are at hand, `tensor_reader.cpp` reads it from the at::Tensor instead
 (~10 ns): built on first use against the installed torch (~10-20 s, once: cached by a hash of the source, torch's
-version and ABI, Python and the compiler), handed to every new table; HGEMM_TENSOR_READER=0 keeps the attribute path.
+version and ABI, Python and the compiler), handed to every new table with its allocator for outputs (`a.new_empty`
+and `data_ptr()` through Python cost 3-6 us of host time there); HGEMM_TENSOR_READER=0 keeps both in Python.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ MISS, CANARY, LAUNCH_ERROR = 0, 1, 2
 _module = None
 _failed: str | None = None
 _lock = threading.Lock()
-_reader: tuple[int, object] | None = None   # (hgemm_read_tensor's address, the library kept loaded)
+_reader: ctypes.CDLL | None = None   # tensor_reader.cpp's library, kept loaded
 _reader_failed: str | None = None
 
 
@@ -126,22 +128,34 @@ def build_reader() -> Path:
                      "-ltorch_python", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{torch_lib}"], path)
 
 
-def tensor_reader_address() -> int:
-    """hgemm_read_tensor's address (built on first use), or 0 when disabled or unavailable (the reason is logged
-    once): tables then read operands through Python attributes."""
+def _reader_library():
+    """tensor_reader.cpp's library (built on first use), or None when disabled or unavailable (the reason is logged
+    once)."""
     global _reader, _reader_failed
     if not reader_enabled():
-        return 0
+        return None
     if _reader is None and _reader_failed is None:
         with _lock:
             if _reader is None and _reader_failed is None:
                 try:
-                    library = ctypes.CDLL(str(build_reader()))
-                    _reader = (ctypes.cast(library.hgemm_read_tensor, ctypes.c_void_p).value, library)
+                    _reader = ctypes.CDLL(str(build_reader()))
                 except Exception as error:  # the attribute path is always there
                     _reader_failed = str(error)
                     log.warning("tensor reader unavailable, the fast path reads operands through Python: %s", error)
-    return _reader[0] if _reader is not None else 0
+    return _reader
+
+
+def tensor_reader_address() -> int:
+    """hgemm_read_tensor's address, or 0 when disabled or unavailable: tables then read operands through Python
+    attributes."""
+    library = _reader_library()
+    return ctypes.cast(library.hgemm_read_tensor, ctypes.c_void_p).value if library is not None else 0
+
+
+def matrix_maker_address() -> int:
+    """hgemm_new_matrix's address (the same library), or 0: tables then allocate outputs through Python."""
+    library = _reader_library()
+    return ctypes.cast(library.hgemm_new_matrix, ctypes.c_void_p).value if library is not None else 0
 
 
 def reader_unavailable_reason() -> str | None:
@@ -184,8 +198,8 @@ def capture_status_address() -> int:
 def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | None = None,
               tensor_reader: bool = True):
     """A FastTable (stream_of: device index -> torch's current raw stream; capture_status: the address of a function
-    with cuStreamIsCapturing's ABI, default the driver's; tensor_reader: read operands from the at::Tensor where
-    tensor_reader.cpp builds), or None when disabled or unavailable."""
+    with cuStreamIsCapturing's ABI, default the driver's; tensor_reader: read operands from, and allocate outputs as,
+    the at::Tensor where tensor_reader.cpp builds), or None when disabled or unavailable."""
     if not enabled():
         return None
     module = load()
@@ -200,8 +214,10 @@ def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | 
     if capture_status is None:
         capture_status = capture_status_address()
     return module.FastTable(stream_of, torch.float16, allow_cpu=allow_cpu, capture_status=capture_status,
-                            tensor_reader=tensor_reader_address() if tensor_reader else 0)
+                            tensor_reader=tensor_reader_address() if tensor_reader else 0,
+                            matrix_maker=matrix_maker_address() if tensor_reader else 0)
 
 
-__all__ = ["new_table", "capture_status_address", "load", "build", "build_reader", "tensor_reader_address", "enabled",
+__all__ = ["new_table", "capture_status_address", "load", "build", "build_reader", "tensor_reader_address",
+           "matrix_maker_address", "enabled",
            "reader_enabled", "unavailable_reason", "reader_unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]

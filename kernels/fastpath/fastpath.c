@@ -19,7 +19,8 @@
 // much), so the table needs no lock of its own. Tensor metadata is read through Python attributes (dtype, shape,
 // stride(), get_device(), data_ptr()): no torch headers, so this builds in a second with any C compiler. Where torch's
 // headers and a C++ compiler are at hand, a table is given tensor_reader.cpp's hgemm_read_tensor, which reads the
-// same fields from the at::Tensor (~10 ns instead of ~0.5 us per operand) and leaves subclasses to this path.
+// same fields from the at::Tensor (~10 ns instead of ~0.5 us per operand) and leaves subclasses to this path, and its
+// hgemm_new_matrix, which allocates an output without Python's argument parsing.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -32,6 +33,8 @@ typedef int (*launch_fn)(const void* call);
 typedef int (*capture_status_fn)(void* stream, int* status);  // cuStreamIsCapturing's ABI: 0 = success; status 0 = none
 // tensor_reader.cpp's ABI: 1 servable (fields filled), 0 not servable, -1 not a plain tensor (read it through Python)
 typedef int (*read_tensor_fn)(PyObject* x, int64_t* rows, int64_t* cols, int64_t* device, uint64_t* ptr);
+// ... and its allocator: a new reference (and its data pointer), NULL + error on failure, NULL alone for a non-tensor
+typedef PyObject* (*new_matrix_fn)(PyObject* like, int64_t rows, int64_t cols, uint64_t* ptr);
 
 typedef struct {
   int64_t m, n, k, device, stream;
@@ -60,6 +63,7 @@ typedef struct {
   int graph_choices;         // key on the capture status (see the top); the dispatcher sets it with its tables
   capture_status_fn capture_status;  // how to ask; NULL: a call that needs to know is a miss
   read_tensor_fn read_tensor;        // NULL: every operand is read through Python attributes
+  new_matrix_fn new_matrix;          // NULL: an output is allocated through Python (a.new_empty)
   uint64_t canary_every;     // a guarded entry returns CANARY on every canary_every-th call (0: never)
   uint64_t canary_count;
   unsigned long long hits, misses;
@@ -243,17 +247,23 @@ static PyObject* table_call(FastTable* t, PyObject* const* args, Py_ssize_t narg
   int allocated = 0;
   if (out == Py_None) {
     if ((pa | pb) & align_mask) goto release_miss;
-    PyObject* shape = Py_BuildValue("((LL))", (long long)m, (long long)n);
-    if (!shape) goto release_error;
-    out = PyObject_CallMethodObjArgs(a, s_new_empty, PyTuple_GET_ITEM(shape, 0), NULL);
-    Py_DECREF(shape);
-    if (!out) goto release_error;
-    allocated = 1;
-    PyObject* p = PyObject_CallMethodNoArgs(out, s_data_ptr);
-    if (!p) goto release_error;
-    pc = PyLong_AsUnsignedLongLong(p);
-    Py_DECREF(p);
-    if (PyErr_Occurred()) goto release_error;
+    out = t->new_matrix ? t->new_matrix(a, m, n, &pc) : NULL;
+    if (out) {
+      allocated = 1;
+    } else {
+      if (PyErr_Occurred()) goto release_error;
+      PyObject* shape = Py_BuildValue("((LL))", (long long)m, (long long)n);
+      if (!shape) goto release_error;
+      out = PyObject_CallMethodObjArgs(a, s_new_empty, PyTuple_GET_ITEM(shape, 0), NULL);
+      Py_DECREF(shape);
+      if (!out) goto release_error;
+      allocated = 1;
+      PyObject* p = PyObject_CallMethodNoArgs(out, s_data_ptr);
+      if (!p) goto release_error;
+      pc = PyLong_AsUnsignedLongLong(p);
+      Py_DECREF(p);
+      if (PyErr_Occurred()) goto release_error;
+    }
   }
   if ((pa | pb | pc) & align_mask) goto release_miss;
   memcpy(call + 0, &pa, 8);
@@ -409,12 +419,13 @@ static int table_set_graph_choices(PyObject* self, PyObject* value, void* closur
 
 static int table_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   FastTable* t = (FastTable*)self;
-  static char* names[] = {"stream_of", "float16", "allow_cpu", "capture_status", "tensor_reader", NULL};
+  static char* names[] = {"stream_of",     "float16",      "allow_cpu", "capture_status",
+                          "tensor_reader", "matrix_maker", NULL};
   PyObject *stream_of, *float16;
   int allow_cpu = 0;
-  unsigned long long capture_status = 0, tensor_reader = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pKK", names, &stream_of, &float16, &allow_cpu, &capture_status,
-                                   &tensor_reader))
+  unsigned long long capture_status = 0, tensor_reader = 0, matrix_maker = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pKKK", names, &stream_of, &float16, &allow_cpu, &capture_status,
+                                   &tensor_reader, &matrix_maker))
     return -1;
   if (!PyCallable_Check(stream_of)) {
     PyErr_SetString(PyExc_TypeError, "stream_of must be callable");
@@ -427,11 +438,16 @@ static int table_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   t->allow_cpu = allow_cpu;
   t->capture_status = (capture_status_fn)(uintptr_t)capture_status;
   t->read_tensor = (read_tensor_fn)(uintptr_t)tensor_reader;
+  t->new_matrix = (new_matrix_fn)(uintptr_t)matrix_maker;
   return 0;
 }
 
 static PyObject* table_get_tensor_reader(PyObject* self, void* closure) {
   return PyBool_FromLong(((FastTable*)self)->read_tensor != NULL);
+}
+
+static PyObject* table_get_matrix_maker(PyObject* self, void* closure) {
+  return PyBool_FromLong(((FastTable*)self)->new_matrix != NULL);
 }
 
 static int table_traverse(PyObject* self, visitproc visit, void* arg) {
@@ -481,6 +497,7 @@ static PyGetSetDef table_getset[] = {
      "key entries on whether the stream is capturing a CUDA graph (setting it drops every entry)", NULL},
     {"tensor_reader", table_get_tensor_reader, NULL, "whether operands are read from the at::Tensor (not Python)",
      NULL},
+    {"matrix_maker", table_get_matrix_maker, NULL, "whether outputs are allocated in C++ (not a.new_empty)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -174,6 +174,14 @@ def test_with_the_tensor_reader_a_table_serves_the_launch_from_the_at_tensor(wor
     assert table.run(a.as_subclass(Marked), b, poisoned(m, n), "row", "f32") == fastpath.MISS
     assert table.run(a, b.float(), poisoned(m, n), "row", "f32") == fastpath.MISS
     assert libs["row"].stub_calls() == 4
+    # no output given: allocated in C++ too (Python's new_empty is not called), as new_empty would
+    assert table.matrix_maker
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.Tensor, "new_empty", lambda *args: pytest.fail("allocated through Python"))
+        out = table.gemm(a, b, None, "row", "f32")
+    assert type(out) is torch.Tensor and out.shape == (m, n) and out.dtype == torch.float16 and out.is_contiguous()
+    check(out, a, b, "row")
+    assert libs["row"].stub_calls() == 5
 
 
 def test_cublas_fallback_is_served_with_its_workspace_and_stream(world):

@@ -3,6 +3,7 @@ what the tensor's Python attributes say (the path it replaces), on every kind of
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 import pytest
@@ -92,3 +93,57 @@ def test_cuda_operands_are_read_with_their_device_and_pointer(read):
     for x in (base, base[5:], base[:, :32], base.t(), base.float()):
         assert read(x) == through_python(x)
     assert read(base)[3] == torch.cuda.current_device()
+
+
+MAKER = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_int64, ctypes.c_int64,
+                          ctypes.POINTER(ctypes.c_uint64))
+
+
+@pytest.fixture(scope="module")
+def new_matrix():
+    address = fastpath.matrix_maker_address()
+    if not address:
+        pytest.fail(f"the tensor reader must build here: {fastpath.reader_unavailable_reason()}")
+    fn = MAKER(address)
+
+    def new_matrix(like, rows, cols):
+        """(the tensor, the pointer it reported), or None for hgemm_new_matrix's NULL without an error."""
+        ptr = ctypes.c_uint64()
+        address = fn(like, rows, cols, ctypes.byref(ptr))
+        if not address:
+            return None
+        made = ctypes.cast(address, ctypes.py_object).value
+        ctypes.pythonapi.Py_DecRef(ctypes.py_object(made))  # the reference hgemm_new_matrix returned
+        assert sys.getrefcount(made) == 2  # `made` and getrefcount's argument: it returned exactly one reference
+        return made, ptr.value
+    return new_matrix
+
+
+@pytest.mark.parametrize("like", [BASE, BASE[2:], torch.nn.Parameter(BASE.clone(), requires_grad=True)],
+                         ids=["contiguous", "row offset", "parameter"])
+def test_an_output_is_what_new_empty_gives(new_matrix, like):
+    made, ptr = new_matrix(like, 3, 7)
+    expected = like.new_empty((3, 7))
+    assert type(made) is torch.Tensor and made.shape == expected.shape and made.stride() == expected.stride()
+    assert (made.dtype, made.device, made.requires_grad) == (expected.dtype, expected.device, False)
+    assert ptr == made.data_ptr()
+
+
+def test_no_output_for_what_is_not_a_plain_tensor(new_matrix):
+    assert new_matrix(BASE.as_subclass(Marked), 3, 7) is None  # the caller allocates through Python
+    assert new_matrix(None, 3, 7) is None
+
+
+def test_tables_get_the_allocator_with_the_reader(monkeypatch):
+    assert fastpath.new_table(lambda device: 0).matrix_maker
+    assert not fastpath.new_table(lambda device: 0, tensor_reader=False).matrix_maker
+    monkeypatch.setenv("HGEMM_TENSOR_READER", "0")
+    assert not fastpath.new_table(lambda device: 0).matrix_maker
+
+
+@pytest.mark.gpu
+def test_a_cuda_output_is_on_the_operands_device(new_matrix):
+    like = torch.randn(64, 96, device="cuda").half()
+    made, ptr = new_matrix(like, 32, 48)
+    assert made.device == like.device and made.dtype == torch.float16 and ptr == made.data_ptr()
+    assert made.is_contiguous() and made.shape == (32, 48)
