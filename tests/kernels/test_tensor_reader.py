@@ -80,11 +80,14 @@ def test_a_tensor_without_memory_is_not_served(read):
     assert read(torch.empty(4, 8, dtype=torch.float16, device="meta")) == (0,)
 
 
-def test_tables_get_the_reader_unless_turned_off(monkeypatch):
-    assert fastpath.new_table(lambda device: 0).tensor_reader
-    assert not fastpath.new_table(lambda device: 0, tensor_reader=False).tensor_reader
+def test_tables_get_the_reader_and_its_allocator_unless_turned_off(monkeypatch):
+    def uses(table):
+        return table.tensor_reader, table.matrix_maker
+
+    assert uses(fastpath.new_table(lambda device: 0)) == (True, True)
+    assert uses(fastpath.new_table(lambda device: 0, tensor_reader=False)) == (False, False)
     monkeypatch.setenv("HGEMM_TENSOR_READER", "0")
-    assert not fastpath.new_table(lambda device: 0).tensor_reader
+    assert uses(fastpath.new_table(lambda device: 0)) == (False, False)
 
 
 @pytest.mark.gpu
@@ -132,13 +135,6 @@ def test_an_output_is_what_new_empty_gives(new_matrix, like):
 def test_no_output_for_what_is_not_a_plain_tensor(new_matrix):
     assert new_matrix(BASE.as_subclass(Marked), 3, 7) is None  # the caller allocates through Python
     assert new_matrix(None, 3, 7) is None
-
-
-def test_tables_get_the_allocator_with_the_reader(monkeypatch):
-    assert fastpath.new_table(lambda device: 0).matrix_maker
-    assert not fastpath.new_table(lambda device: 0, tensor_reader=False).matrix_maker
-    monkeypatch.setenv("HGEMM_TENSOR_READER", "0")
-    assert not fastpath.new_table(lambda device: 0).matrix_maker
 
 
 @pytest.mark.gpu
