@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "another objective), timed in the same interleaved run")
     p.add_argument("--also_dispatchers", default="",
                    metavar="NAME=nearest:DIST|NAME=predictor:PATH|NAME=fastpath:reader|attributes|off[,…]",
-                   help="more dispatchers (committed tables) to compete as ours[NAME]: one that borrows the choice of "
+                   help="more dispatchers (ours' tables: the committed ones or --tables DIR) to compete as "
+                        "ours[NAME]: one that borrows the choice of "
                         "the nearest tuned shape within DIST (log2) for shapes the table lacks, one with the "
                         "predictor saved at PATH (python -m tuner.predictor) as its hook, or one whose C fast path "
                         "reads the operands from the at::Tensor (reader), through Python attributes (attributes), "
@@ -218,7 +219,7 @@ def main(argv=None) -> int:
                 warmup_seconds=args.warmup_seconds, benchmark_seconds=args.benchmark_seconds, timings=args.timings,
                 argv=sys.argv[1:] if argv is None else list(argv))
     also = also_dispatchers(args.also_tables)
-    also.update(rule_dispatchers(args.also_dispatchers))
+    also.update(rule_dispatchers(args.also_dispatchers, args.tables))
     # one dispatcher for the whole run, like the ours[NAME] ones and a service. Up to session 6 `ours` had a fresh one
     # per shape: the one difference found between `ours` and an ours[NAME] with the same choices, which measured ~2%
     # slower per call (docs/notes.md)
@@ -293,12 +294,15 @@ def also_dispatchers(tables: dict[str, str]) -> dict:
     return {f"ours[{name}]": table_dispatcher(directory) for name, directory in tables.items()}
 
 
-def rule_dispatchers(specs: dict[str, tuple[str, object]]) -> dict:
-    """{ours[NAME]: a Dispatcher of this GPU with the committed tables and a rule for shapes they lack} for
-    --also_dispatchers."""
+def rule_dispatchers(specs: dict[str, tuple[str, object]], tables: str | None = None) -> dict:
+    """{ours[NAME]: a Dispatcher of this GPU with ours' tables (the committed ones, or --tables DIR) and a rule for
+    shapes they lack, or another host path} for --also_dispatchers."""
     if not specs:
         return {}
+    import torch
+
     from kernels.dispatch import Dispatcher
+    from kernels.tuned_tables import load_tables
     from tuner.predictor import Predictor
 
     out = {}
@@ -309,6 +313,8 @@ def rule_dispatchers(specs: dict[str, tuple[str, object]]) -> dict:
             extra = {"predictor": Predictor.load(value), "nearest": 0.0}
         else:
             extra = {"fast_path": fast_path_table(value)}
+        if tables is not None:
+            extra["tables"] = load_tables("sm%d%d" % torch.cuda.get_device_capability(), tables)
         out[f"ours[{name}]"] = Dispatcher.default(**extra)
     return out
 
