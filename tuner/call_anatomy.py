@@ -137,6 +137,7 @@ def table(records: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
+    from tuner.eval_cli import FAST_PATHS
     from tuner.shapes import parse_mnk
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -155,7 +156,6 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     shapes = [parse_mnk(s) for s in args.shapes.split(",") if s]
     fast_paths = [how for how in args.fast_paths.split(",") if how]
-    from tuner.eval_cli import FAST_PATHS
     if not set(fast_paths) <= set(FAST_PATHS):
         p.error(f"--fast-paths: each one of {FAST_PATHS}, got {args.fast_paths!r}")
     records = [shape_anatomy(*s, args.acc, args.b_layout, args.warmup_seconds, args.seconds,

@@ -279,14 +279,20 @@ def previous_records(args) -> list[dict]:
     return list(old["shapes"])
 
 
-def table_dispatcher(directory: str):
-    """A Dispatcher of this GPU whose tables come from `directory` (--tables, --also_tables)."""
+def device_tables(directory: str) -> dict:
+    """The tables in `directory` for this GPU's architecture."""
     import torch
 
-    from kernels.dispatch import Dispatcher
     from kernels.tuned_tables import load_tables
 
-    return Dispatcher.default(tables=load_tables("sm%d%d" % torch.cuda.get_device_capability(), directory))
+    return load_tables("sm%d%d" % torch.cuda.get_device_capability(), directory)
+
+
+def table_dispatcher(directory: str):
+    """A Dispatcher of this GPU whose tables come from `directory` (--tables, --also_tables)."""
+    from kernels.dispatch import Dispatcher
+
+    return Dispatcher.default(tables=device_tables(directory))
 
 
 def also_dispatchers(tables: dict[str, str]) -> dict:
@@ -299,12 +305,10 @@ def rule_dispatchers(specs: dict[str, tuple[str, object]], tables: str | None = 
     shapes they lack, or another host path} for --also_dispatchers."""
     if not specs:
         return {}
-    import torch
-
     from kernels.dispatch import Dispatcher
-    from kernels.tuned_tables import load_tables
     from tuner.predictor import Predictor
 
+    same_tables = {} if tables is None else {"tables": device_tables(tables)}
     out = {}
     for name, (kind, value) in specs.items():
         if kind == "nearest":
@@ -313,9 +317,7 @@ def rule_dispatchers(specs: dict[str, tuple[str, object]], tables: str | None = 
             extra = {"predictor": Predictor.load(value), "nearest": 0.0}
         else:
             extra = {"fast_path": fast_path_table(value)}
-        if tables is not None:
-            extra["tables"] = load_tables("sm%d%d" % torch.cuda.get_device_capability(), tables)
-        out[f"ours[{name}]"] = Dispatcher.default(**extra)
+        out[f"ours[{name}]"] = Dispatcher.default(**extra, **same_tables)
     return out
 
 

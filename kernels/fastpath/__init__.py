@@ -219,5 +219,5 @@ def new_table(stream_of=None, *, allow_cpu: bool = False, capture_status: int | 
 
 
 __all__ = ["new_table", "capture_status_address", "load", "build", "build_reader", "tensor_reader_address",
-           "matrix_maker_address", "enabled",
-           "reader_enabled", "unavailable_reason", "reader_unavailable_reason", "MISS", "CANARY", "LAUNCH_ERROR"]
+           "matrix_maker_address", "enabled", "reader_enabled", "unavailable_reason", "reader_unavailable_reason",
+           "MISS", "CANARY", "LAUNCH_ERROR"]
