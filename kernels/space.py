@@ -304,6 +304,26 @@ def _pdl_mid_for(acc: str, bl: str) -> list[KernelConfig]:
     )]
 
 
+def _skinny_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for the memory-bound 1e9-1e11 FLOP shapes with one short side (M or N <= 256; 211 of 456 in the
+    f32 col grid, 1.05-1.07x of torch.matmul against the other shapes' 1.07-1.18x; session 22): there every CTA
+    streams the short side's whole operand for its tile of the long side (128x8192x8192 with 64x128 tiles: 384 MB of
+    L2->SM traffic for 138 MB of operands, ~10 TB/s at 38 us), so TMA multicast of that operand across a cluster along
+    the long side cuts L2 reads by the cluster size. Clusters of 2 and 4 along N (A shared: M <= 256) and along M (B
+    shared: N <= 256), pingpong tiles that keep >= 128 CTAs on such shapes, K = 128 steps for fewer barriers; the last
+    of each list are wide_pdl's cluster variants (built already), timed beside them."""
+    along_n = (((64, 128, 128), (1, 2), "pingpong"), ((64, 128, 64), (1, 4), "pingpong"),
+               ((64, 64, 128), (1, 4), "pingpong"), ((128, 64, 128), (1, 2), "pingpong"),
+               ((128, 64, 64), (1, 4), "pingpong"), ((128, 128, 64), (1, 2), "cooperative"),
+               ((128, 64, 64), (2, 2), "pingpong"), ((64, 128, 64), (1, 2), "pingpong"))
+    along_m = (((128, 64, 128), (2, 1), "pingpong"), ((128, 64, 64), (4, 1), "pingpong"),
+               ((64, 128, 64), (4, 1), "pingpong"), ((64, 128, 128), (2, 1), "pingpong"),
+               ((64, 64, 128), (4, 1), "pingpong"), ((128, 64, 64), (2, 1), "pingpong"),
+               ((64, 128, 64), (2, 1), "pingpong"), ((128, 128, 64), (2, 1), "cooperative"))
+    return [replace(_sm90(acc, bl, tile, cluster=cluster, schedule=schedule), pdl=True)
+            for tile, cluster, schedule in along_n + along_m]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -348,6 +368,10 @@ VARIANT_SETS = {
                                     for c in _splitk_cluster_wide_for(a, bl)],
     # splitk plus deeper pipelines, f32 (an experiment: kernels.build --set splitk_deep --exclude splitk)
     "splitk_deep": lambda: [c for bl in B_LAYOUTS for c in _splitk_for("f32", bl) + _splitk_deep_for("f32", bl)],
+    # clusters multicasting the short side's operand, for skinny memory-bound shapes (an experiment:
+    # kernels.build --set skinny, or skinny_row for B row-major)
+    "skinny": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "col")],
+    "skinny_row": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "row")],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),
