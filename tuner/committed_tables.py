@@ -37,8 +37,13 @@ ROW_RECORDS: tuple[str, ...] = (
 # kernel time alone (docs/dispatch.md). The factor and cuBLAS's 20 µs per call are on since session 16's A/B. Past the
 # host-bound gate, the least kernel + host time among the kernels within 3% of the fastest (--mid-floor 0.97): on since
 # session 17's A/B (per call +5-19% in both roles, every accumulator and layout; kernel-only unchanged).
+# The loop guard (an arm past the kernel floor is eligible when a loop of its calls runs no slower than one of the
+# fastest kernel's: max(host, kernel) per call) is on since session 22's A/B (call 2, 60 sampled changed entries per
+# accumulator and layout, both roles: per call +14.4% / +5.0% f32 col, +27.2% / +9.2% f16 col, +13.2% / +12.9% f32
+# row, +9.6% / +5.8% f16 row; kernel-only +0.03-0.16%): the floor had left host-bound shapes on cuBLAS whose lone
+# calls cost ~10 µs more than on a kernel of ours (session 21's grids).
 COMMON = ("--objective", "call", "--lone-pdl", "--pdl-alone-factor", "1.6", "--kernel-floor", "0.8",
-          "--mid-floor", "0.97", "--graph-objective", "kernel")
+          "--mid-floor", "0.97", "--loop-guard", "--graph-objective", "kernel")
 # f16 may take a faster fp32-accumulating choice (more precise, so always allowed); above 1e11 FLOP unless its own
 # is >= 3% faster (measured in session 8: +6% kernel-only on those shapes, both roles).
 EXTRA = {"f32": (), "f16": ("--borrow-f32", "--borrow-large", "1e11=0.97")}
@@ -167,6 +172,9 @@ AB_REVERTS += ({"f32": _ab(f"{S20}/call1", "f32", ("row",)), "f16": _ab(f"{S20}/
 # Session 21: call 1's A/B of col round 6 and row round 9 (f16 only: no f32 entry changed).
 S21 = "benchmarks/h200-2026-12-03-s21"
 AB_REVERTS += ({"f16": _ab(f"{S21}/call1", "f16", ("col", "row"))},)
+# Session 22: call 2's A/B of the loop guard (base: the committed tables before it), both layouts.
+S22 = "benchmarks/h200-2026-12-03-s22"
+AB_REVERTS += ({acc: _ab(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
