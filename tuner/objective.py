@@ -9,9 +9,9 @@
             off, with its back-to-back time; with --pdl-alone-factor (the committed tables: 1.6) a pdl variant
             without a timed base (splitk's, an untimed twin's) is costed as that multiple of its time, at most
             PDL_ALONE_MAX_EXTRA_US more; with --mid-floor F (the committed tables: 0.97) past the host-bound
-            gate the least kernel + host time among kernels within F of the fastest. A candidate, not in the
-            committed tables: --loop-guard (past the floor, an arm that is no slower in a loop of calls:
-            max(host, kernel))
+            gate the least kernel + host time among kernels within F of the fastest; with --loop-guard (the
+            committed tables since session 22) also, past the floor, an arm that is no slower in a loop of calls
+            (max(host, kernel))
 
 Why: for small shapes the host side is most of a call. For long kernels it is not: calls issued back to back overlap
 the host work of one with the kernel of the one before, so a cheaper launch buys nothing there and a slower kernel

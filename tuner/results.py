@@ -123,7 +123,9 @@ def read_json(path: str | Path) -> dict:
 
 
 def read_long_csv(path: str | Path) -> list[dict]:
-    with open(path, newline="") as f:
+    """A results.csv, plain or gzipped (`.gz`: how grid runs are committed)."""
+    path = Path(path)
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
 
 

@@ -60,6 +60,18 @@ def test_geomean_by_bucket_from_written_results(tmp_path):
     assert "| torch.matmul | 0 of 2 | 0 of 1 | 1 of 2 | 1 of 5 |" in summary.format_summary(table)
 
 
+def test_a_gzipped_results_csv_reads_as_the_plain_one(tmp_path):
+    import gzip
+    import shutil
+
+    records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0}), _record(Shape(128, 64, 64), 3.0, {})]
+    paths = write_results(tmp_path, records, {"gpu": "test"})
+    with open(paths["csv"], "rb") as src, gzip.open(tmp_path / "results.csv.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    plain = summary.read_long_csv(paths["csv"])
+    assert len(plain) == 3 and summary.read_long_csv(tmp_path / "results.csv.gz") == plain
+
+
 def test_cli_writes_summary_and_plots(tmp_path):
     records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0, "cuBLAS-tn": 1.0, "cuBLAS-nn": 4.0}),
                _record(Shape(4096, 4096, 4096), 4.0, {"torch.matmul": 2.0, "cuBLAS-tn": 5.0, "cuBLAS-nn": 6.0})]
@@ -93,6 +105,7 @@ def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeyp
 
     records = [_record(Shape(64, 64 * i, 64), 1.0, {"torch.matmul": 2.0}) for i in range(1, 4)]
     write_results(tmp_path, records[:1], {"gpu": "test"})
+    before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest runs as a background job
     real_csv = results._write_csv
 
     def interrupted_csv(f, fields, rows):
@@ -107,4 +120,4 @@ def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeyp
     assert {row["mnk"] for row in summary.read_long_csv(tmp_path / "results.csv")} == {r["mnk"] for r in records}
     assert len(summary.read_long_csv(tmp_path / "speedup_call.csv")) == 3
     assert not list(tmp_path.glob("*.tmp"))
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
