@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from tuner.timing import run_interleaved
+from tuner.timing import order_rng, run_interleaved
 
 FLOORS = ("sync only", "torch fill_")
 PARTS = ("total", "host", "wait")
@@ -105,7 +105,7 @@ def shape_anatomy(m: int, n: int, k: int, acc: str, b_layout: str, warmup_second
         samplers[c.name] = {"call": SplitCallSampler(c.fn, argsets, sync, counter)}
         if replays and c in gemms:  # the other competitors' replays between samples, as in the grid
             samplers[c.name]["kernel"] = GraphSampler(c.fn, argsets)
-    parts = measure(samplers, warmup_seconds, seconds, random.Random(seed))
+    parts = measure(samplers, warmup_seconds, seconds, order_rng(seed, f"{m}_{n}_{k}"))
     del ops, ref, samplers
     torch.cuda.empty_cache()
     return {"mnk": f"{m}_{n}_{k}", "acc": acc, "b_layout": b_layout, "ours_kernel": gemms[0].info.get("kernel"),

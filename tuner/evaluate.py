@@ -3,7 +3,6 @@ interleaved). Returns the plain record of tuner.results."""
 from __future__ import annotations
 
 import itertools
-import random
 import statistics
 
 from tuner import competitors as comp
@@ -11,7 +10,7 @@ from tuner.correctness import CheckResult, NotCapturable, check, reference, repl
 from tuner.inputs import copies_needed, device_l2_bytes, make_operands
 from tuner.results import competitor_record, shape_record
 from tuner.shapes import Shape
-from tuner.timing import CallSampler, GraphSampler, poisson_idle, run_interleaved
+from tuner.timing import CallSampler, GraphSampler, order_rng, poisson_idle, run_interleaved
 
 AUTOTUNE_SAMPLES = 5
 
@@ -78,7 +77,7 @@ def evaluate_shape(
                 samplers[c.name]["kernel"] = GraphSampler(c.fn, argsets(c))
             if "call" in timings:
                 samplers[c.name]["call"] = CallSampler(c.fn, argsets(c), sync, counter, call_burst)
-    rng = random.Random(seed)
+    rng = order_rng(seed, shape.mnk)
     idle = poisson_idle(target_qps, rng) if target_qps else None
     samples = run_interleaved(samplers, warmup_seconds, benchmark_seconds, idle=idle, rng=rng)
 

@@ -7,7 +7,8 @@ per call:    sync, call, sync, wall clock (CUDA-L2's method): host + launch + GP
              i.e. a "cold" host path), or the median of `burst` calls in a row (a caller in a loop: "warm").
 
 Competitors are interleaved in a fresh random order every round, because the H200 is power-limited: whoever runs
-last in a long back-to-back block sees a hotter, slower chip. Reported value: the median of the samples."""
+last in a long back-to-back block sees a hotter, slower chip; each shape draws its own sequence of orders
+(`order_rng`). Reported value: the median of the samples."""
 from __future__ import annotations
 
 import itertools
@@ -116,6 +117,15 @@ class Samples:
     def median(self, timing: str) -> float | None:
         values = getattr(self, timing)
         return statistics.median(values) if values else None
+
+
+def order_rng(seed: int, key: str) -> random.Random:
+    """The random source of one shape's interleaving order: its own for every shape (key: M_N_K), the same on a rerun.
+    With one seed for all shapes every shape saw the same sequence of round orders, so whatever a competitor's sample
+    follows (another's graph replay or a lone call) was the same on every shape, and an order effect survived the
+    grid's geomean instead of averaging out (a suspect for the per-call offset between two dispatchers with the same
+    choices: 3-6% in session 22's grids)."""
+    return random.Random(f"{seed}:{key}")
 
 
 def run_interleaved(
