@@ -186,6 +186,11 @@ def read_variants_per_shape(path) -> dict[str, list]:
     return out
 
 
+def write_variants_per_shape(path, found: dict[str, list[str]]) -> None:
+    """{mnk: [variant name]} -> the file --also_variants_per_shape reads (what the sweep tools write)."""
+    Path(path).write_text("".join(f"{mnk} {','.join(names)}\n" for mnk, names in found.items()))
+
+
 def variant_competitors(configs: list, shape, acc: str, b_layout: str) -> list:
     """ours:NAME competitors of --also_variants for one shape: the variants of this layout that can run it as is and
     accumulate in `acc`, or in fp32 (an f16 table may run fp32-accumulating variants, so an f16 run times those too:

@@ -63,6 +63,7 @@ def worst_first(found: dict[str, list[str]], results: dict) -> dict[str, list[st
 
 def main(argv=None) -> int:
     from kernels import space
+    from tuner.eval_cli import write_variants_per_shape
     from tuner.results import read_json
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
                   args.min_flop, args.max_flop)
     if args.rank:
         found = worst_first(found, read_json(args.rank))
-    args.out.write_text("".join(f"{mnk} {','.join(names)}\n" for mnk, names in found.items()))
+    write_variants_per_shape(args.out, found)
     variants = {name for names in found.values() for name in names}
     print(f"{len(found)} shapes, {sum(map(len, found.values()))} arms of {len(variants)} variants -> {args.out}")
     return 0

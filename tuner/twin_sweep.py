@@ -59,6 +59,7 @@ def sweep(entries: list[dict], min_flop: float = 0.0, max_flop: float = float("i
 
 
 def main(argv=None) -> int:
+    from tuner.eval_cli import write_variants_per_shape
     from tuner.results import read_json
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     table = read_json(Path(args.tables) / f"sm90_{args.acc}.json")
     found = sweep(table["entries"], args.min_flop, args.max_flop, args.library_only, args.layout)
-    args.out.write_text("".join(f"{mnk} {','.join(names)}\n" for mnk, names in found.items()))
+    write_variants_per_shape(args.out, found)
     twins = {name for names in found.values() for name in names}
     print(f"{len(found)} shapes, {len(twins)} distinct twins -> {args.out}")
     return 0
