@@ -10,6 +10,8 @@ for pack in .carry*/kernel_cache*.tar.gz; do [ -f "$pack" ] && tar xzf "$pack" -
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/env.txt
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> $OUT/env.txt 2>&1
 echo "commit $HGEMM_COMMIT" >> $OUT/env.txt
+# per-call figures move with the host (session 23: torch.matmul's median small call 33 vs 76-81 us on two machines)
+echo "host $(hostname), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)" >> $OUT/env.txt
 # the fast path's tensor reader compiles against this torch once (~10 s): here, not inside a timed run's deadline
 python3 -c "import kernels.fastpath as f; print('tensor reader:', f.build_reader())" >> $OUT/env.txt 2>&1 \
   || echo "tensor reader: not built (the fast path reads operands through Python)" >> $OUT/env.txt

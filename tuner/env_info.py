@@ -1,8 +1,9 @@
-"""Where a measurement came from: date, GPU, driver, CUDA, torch, commit. Written into every result and table."""
+"""Where a measurement came from: date, GPU, driver, CUDA, torch, commit, host. Written into every result and table."""
 from __future__ import annotations
 
 import datetime as _dt
 import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -38,13 +39,28 @@ def driver_version() -> str:
         return "unknown"
 
 
+def host_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The host CPU's model. Per-call figures (host + GPU) move with the machine: in session 23 the same
+    torch.matmul call below 1e9 FLOP had a median of 76-81 us in the col grids (calls 1-2, one machine) and 33 us in
+    the row grids (call 3, a fresh start), with our per-call ratio over it 2.41-2.46x and 1.98-2.08x; the GPU fields
+    alone could not tell those machines apart."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def arch_of(capability: tuple[int, int]) -> str:
     return f"sm{capability[0]}{capability[1]}"
 
 
 def collect(device: int | None = None) -> dict:
     meta = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "commit": git_commit(),
-            "driver": driver_version(), "gpu": "none", "arch": "none", "cuda": "none", "torch": "none"}
+            "driver": driver_version(), "gpu": "none", "arch": "none", "cuda": "none", "torch": "none",
+            "host": platform.node() or "unknown", "host_cpu": host_cpu(), "host_cpus": os.cpu_count() or 0}
     try:
         import torch
     except ImportError:

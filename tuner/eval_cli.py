@@ -249,6 +249,7 @@ def main(argv=None) -> int:
                              extra=[comp.ours_dispatcher(*shape, args.b_layout, args.acc, d, name=name)
                                     for name, d in also.items()]
                              + variant_competitors(variants_for(args, shape), shape, args.acc, args.b_layout))
+        rec["host"] = meta["host"]  # a grid resumed on another machine start: per call moves with the host
         records.append(rec)
         print(format_table(rec), flush=True)
         write_results(args.base_dir, records, meta)  # rewritten after every shape: a stopped grid run keeps its data

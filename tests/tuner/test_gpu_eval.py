@@ -71,6 +71,7 @@ def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(acc, tmp_pa
     got = results["shapes"][0]["competitors"][f"ours:{name}"]
     assert got["ok"] and got["rel_err"] < 1e-3 and got["kernel_us"] > 0
     assert results["meta"]["also_variants_per_shape"] == {"1024_2048_128": [name]}
+    assert results["shapes"][0]["host"] == results["meta"]["host"] != "unknown" and results["meta"]["host_cpu"]
 
 
 def test_call_anatomy_splits_every_competitors_call():
