@@ -211,6 +211,7 @@ def main(argv=None) -> int:
     from tuner.evaluate import evaluate_shape
     from tuner.progress import Progress
     from tuner.results import format_table, write_results
+    from tuner.timing import host_probe
 
     if not torch.cuda.is_available():
         print("error: no CUDA device", file=sys.stderr)
@@ -218,6 +219,8 @@ def main(argv=None) -> int:
     torch.cuda.set_device(args.gpu_device_id)
     torch.set_grad_enabled(False)
     meta = env_info.collect(args.gpu_device_id)
+    tiny = torch.empty(1, device="cuda")
+    meta["host_probe_us"] = host_probe(torch.cuda.synchronize, lambda: tiny.fill_(1.0))
     if args.device_type and args.device_type.lower() not in meta["gpu"].lower():
         print(f"warning: --device_type {args.device_type} but the device is {meta['gpu']}", file=sys.stderr)
     meta.update(mode=args.mode, target_qps=args.target_qps, acc=args.acc, b_layout=args.b_layout,

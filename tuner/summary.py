@@ -110,7 +110,7 @@ def format_summary(table: dict) -> str:
     return "\n".join(lines)
 
 
-MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cpu", "host_cpus", "acc", "b_layout", "mode", "timings",
+MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cpu", "host_cpus", "host_probe_us", "acc", "b_layout", "mode", "timings",
             "warmup_seconds", "benchmark_seconds", "call_burst")
 
 

@@ -119,6 +119,17 @@ class Samples:
         return statistics.median(values) if values else None
 
 
+def host_probe(sync: Callable[[], None], op: Callable[[], object], samples: int = 400) -> dict[str, float]:
+    """The machine's per-call floor, sampled the way per-call figures are (sync, call, sync; median µs): `sync_only`
+    (nothing between the two syncs) and `tiny_op` (one small GPU op, e.g. a 1-element fill_). Per-call figures are
+    comparable only on one machine: in session 23 the same torch.matmul call below 1e9 FLOP took 1.6-2x longer on
+    one machine start than on another, kernel-only within 3%; a run's probe says which kind of host it had."""
+    def median_us(fn) -> float:
+        return round(statistics.median(call_sample_us(fn, (), sync) for _ in range(samples)), 2)
+
+    return {"sync_only": median_us(lambda: None), "tiny_op": median_us(op)}
+
+
 def order_rng(seed: int, key: str) -> random.Random:
     """The random source of one shape's interleaving order: its own for every shape (key: M_N_K), the same on a rerun.
     With one seed for all shapes every shape saw the same sequence of round orders, so whatever a competitor's sample

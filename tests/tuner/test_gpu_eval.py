@@ -72,6 +72,8 @@ def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(acc, tmp_pa
     assert got["ok"] and got["rel_err"] < 1e-3 and got["kernel_us"] > 0
     assert results["meta"]["also_variants_per_shape"] == {"1024_2048_128": [name]}
     assert results["shapes"][0]["host"] == results["meta"]["host"] != "unknown" and results["meta"]["host_cpu"]
+    probe = results["meta"]["host_probe_us"]
+    assert probe["tiny_op"] > probe["sync_only"] > 0
 
 
 def test_call_anatomy_splits_every_competitors_call():

@@ -123,3 +123,15 @@ def test_a_call_burst_sample_is_the_median_of_calls_in_a_row():
     assert used == [0, 1, 2, 3] and next(counter) == 4
     with pytest.raises(ValueError):
         CallSampler(lambda x: None, argsets, lambda: None, counter, burst=0)
+
+
+def test_host_probe_times_the_op_between_two_syncs():
+    import time
+
+    from tuner.timing import host_probe
+
+    syncs = []
+    got = host_probe(lambda: syncs.append(1), lambda: time.sleep(0.002), samples=5)
+    assert set(got) == {"sync_only", "tiny_op"}
+    assert got["tiny_op"] >= 2000 > got["sync_only"] >= 0
+    assert len(syncs) == 2 * 2 * 5  # every sample between two syncs, for both figures
