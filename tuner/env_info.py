@@ -40,10 +40,8 @@ def driver_version() -> str:
 
 
 def host_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
-    """The host CPU's model. Per-call figures (host + GPU) move with the machine: in session 23 the same
-    torch.matmul call below 1e9 FLOP had a median of 76-81 us in the col grids (calls 1-2, one machine) and 33 us in
-    the row grids (call 3, a fresh start), with our per-call ratio over it 2.41-2.46x and 1.98-2.08x; the GPU fields
-    alone could not tell those machines apart."""
+    """The host CPU's model: per-call figures move with the machine, and the GPU fields alone cannot tell two
+    machines apart (tuner.timing.host_probe says how far)."""
     try:
         for line in cpuinfo.read_text().splitlines():
             if line.startswith("model name") and ":" in line:

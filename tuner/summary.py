@@ -110,8 +110,8 @@ def format_summary(table: dict) -> str:
     return "\n".join(lines)
 
 
-MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cpu", "host_cpus", "host_probe_us", "acc", "b_layout", "mode", "timings",
-            "warmup_seconds", "benchmark_seconds", "call_burst")
+MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cpu", "host_cpus", "host_probe_us",
+            "acc", "b_layout", "mode", "timings", "warmup_seconds", "benchmark_seconds", "call_burst")
 
 
 def run_meta(results_csv: str | Path) -> dict:

@@ -123,7 +123,8 @@ def host_probe(sync: Callable[[], None], op: Callable[[], object], samples: int 
     """The machine's per-call floor, sampled the way per-call figures are (sync, call, sync; median µs): `sync_only`
     (nothing between the two syncs) and `tiny_op` (one small GPU op, e.g. a 1-element fill_). Per-call figures are
     comparable only on one machine: in session 23 the same torch.matmul call below 1e9 FLOP took 1.6-2x longer on
-    one machine start than on another, kernel-only within 3%; a run's probe says which kind of host it had."""
+    one machine start than on another, kernel-only within 3%; a run's probe says which kind of host it had.
+    (tuner.call_anatomy times the same two floors interleaved with the competitors, per shape.)"""
     def median_us(fn) -> float:
         return round(statistics.median(call_sample_us(fn, (), sync) for _ in range(samples)), 2)
 
