@@ -32,13 +32,15 @@ def test_api_never_answers_5xx(case, server):
 
 registry = OperandRegistry(budget_bytes=1 << 20)
 resident = registry.add(np.ones((6, 4), dtype="<f2"), 48, "col", 4, 6, "w")  # k=4, n=6
-texts = st.one_of(st.none(), st.text(max_size=12), st.integers(-3, 70).map(str), st.sampled_from(
+# present values only (a parameter that is absent is left out of the dict): drawn non-empty rather than filtered,
+# since filtering None and "" out of 14 optional entries tripped hypothesis's filter_too_much health check on some seeds
+texts = st.one_of(st.text(min_size=1, max_size=12), st.integers(-3, 70).map(str), st.sampled_from(
     ["row", "col", "f16", "fp32", "float16", "float32", resident.id, "op_unknown", " 4", "1e3"]))
 NAMES = ["m", "n", "k", "b_layout", "acc", "operand", "dtype"]
 
 
-@given(query=st.fixed_dictionaries({}, optional={name: texts.filter(bool) for name in NAMES}),
-       headers=st.fixed_dictionaries({}, optional={f"x-{name.replace('_', '-')}": texts.filter(bool)
+@given(query=st.fixed_dictionaries({}, optional={name: texts for name in NAMES}),
+       headers=st.fixed_dictionaries({}, optional={f"x-{name.replace('_', '-')}": texts
                                                    for name in NAMES}),
        body=st.binary(max_size=600))
 @settings(max_examples=200, deadline=None)
