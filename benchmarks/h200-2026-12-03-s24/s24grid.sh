@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Session 24, every call (nvidia-h200; carry .whl + .carry1 (tables pack, 124 variants) + .carry2 (tables_row pack)):
+# grids of the committed tables, shuffled (the fixed order of scripts/h200_eval.sh, so a run cut by its deadline is
+# the same sample as session 23's), one after the other as RUNS lists them (layout:acc ...), each resumable from
+# /tmp/s24_<TAG>_<layout> by a later call on the same warm machine; the time left (END) is split evenly over the runs
+# still to go. BASE_COL / BASE_ROW: the baselines beside torch.matmul (default the layout's cuBLAS form);
+# EVAL_TEST=1 runs the eval GPU suite first (tests/tuner/test_gpu_eval.py: host_probe, per-record host).
+set -u
+source scripts/device_prologue.sh
+python3 -m kernels.build --tables committed --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
+if [ -n "${EVAL_TEST:-}" ]; then
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/tuner/test_gpu_eval.py > $OUT/gpu_eval.txt 2>&1
+  echo "eval suite rc=$?: $(tail -1 $OUT/gpu_eval.txt) at $(el)s" >> $OUT/rc.txt
+fi
+set -- ${RUNS:-col:fp32}
+while [ $# -gt 0 ]; do
+  layout=${1%%:*}; acc=${1##*:}
+  [ $layout = col ] && base=${BASE_COL:-cuBLAS-tn} || base=${BASE_ROW:-cuBLAS-nn}
+  DL=$(( (${END:-570} - $(el) - 25) / $# ))
+  OUT=$OUT/grid_${layout}_$acc GRID=tuner/grids/grid_1000.txt SHUFFLE=1 DEADLINE=$DL WARMUP_S=0.05 BENCH_S=0.2 \
+    ACCS=$acc B_LAYOUT=$layout BASELINES=torch.matmul,$base STATE=/tmp/s24_${TAG:-grid}_$layout SKIP_ENV=1 \
+    bash scripts/h200_eval.sh > /tmp/eval_${layout}_${acc}_console.txt 2>&1
+  echo "grid $layout $acc vs $base (deadline $DL s) rc=$? at $(el)s" >> $OUT/rc.txt
+  shift
+done
+for f in /tmp/s24_${TAG:-grid}_*/eval_*/results.json; do
+  python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['meta']; print(sys.argv[1], m.get('host'), m.get('host_cpu'), m.get('host_probe_us'))" $f >> $OUT/rc.txt 2>&1
+done
+cat $OUT/env.txt $OUT/rc.txt
+grep -hE "==|torch.matmul|cuBLAS|kernel timing|call timing" $OUT/grid_*/summary.txt | head -40
+pack_out ${CALL:-call1}
