@@ -215,6 +215,7 @@ class Dispatcher:
         self._listeners: list[Callable[[DispatchEvent], None]] = [on_event] if on_event else []
         self._lock = threading.RLock()
         self._cache: dict[tuple, Selection] = {}
+        self._graph_ready: set[tuple] = set()  # eager keys whose graph choice ran once (_prepare_graph_choice)
         self._quarantine: dict[str, str] = {}  # name -> reason
         self._arms: dict[tuple, Any] = {}
         self._pad_pool = None
@@ -267,14 +268,14 @@ class Dispatcher:
             self.tables = dict(tables)
             self._graph_choices = any(entry.graph is not None for table in self.tables.values()
                                       for entry in getattr(table, "entries", {}).values())
-            self._cache = {}
+            self._cache, self._graph_ready = {}, set()
             if self._fast is not None:
                 self._fast.clear()
                 self._fast.graph_choices = self._graph_choices
 
     def clear_cache(self) -> None:
         with self._lock:
-            self._cache = {}
+            self._cache, self._graph_ready = {}, set()
             if self._fast is not None:
                 self._fast.clear()
 
@@ -451,6 +452,7 @@ class Dispatcher:
                 return
             self._quarantine[name] = reason
             self._cache = {key: sel for key, sel in self._cache.items() if sel.kernel != name}
+            self._graph_ready = set()  # a quarantined graph choice's shapes get their new one warmed
             if self._fast is not None:
                 self._fast.clear()
         log.error("quarantined kernel %s (%s) at %s: %s", name, reason, shape, detail)
@@ -497,8 +499,8 @@ class Dispatcher:
             out = a.new_empty((m, n))
         if sel is None:
             sel = self.select(m, n, k, b_layout, acc, captured=captured)
-            if self._graph_choices and not captured:
-                self._prepare_graph_choice(sel, a, b, out, (m, n, k, b_layout, acc))
+        if self._graph_choices and not captured and key not in self._graph_ready:
+            self._prepare_graph_choice(sel, a, b, out, (m, n, k, b_layout, acc))
         if not sel.guarded:  # the cuBLAS fallback / the CPU: nothing left to fall back to
             sel.run(a, b, out)
             if self._fast is not None:
@@ -528,7 +530,10 @@ class Dispatcher:
     def _prepare_graph_choice(self, sel: Selection, a, b, out, shape: tuple) -> None:
         """On a shape's first eager call, run its graph choice once as well (into `out`, which the eager choice then
         overwrites): a later capture then finds that kernel loaded and its cuBLASLt plan made — capture is no place
-        for first-use work — and a choice that fails here is quarantined before any graph records it."""
+        for first-use work — and a choice that fails here is quarantined before any graph records it. Keyed apart
+        from the selection cache, which select() fills without operands (session 26: tuner.evaluate selected first,
+        so the first captured GemmEx created the cuBLAS handle, which the capture refused)."""
+        self._graph_ready.add(_cache_key(*shape, False))
         graph = self.select(*shape, captured=True)
         if graph is sel or (graph.kernel, graph.config) == (sel.kernel, sel.config):  # nothing new to load
             return

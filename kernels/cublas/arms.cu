@@ -61,6 +61,18 @@ class DeviceGuard {
   bool restore_ = false;
 };
 
+// This thread's stream-capture mode relaxed for the scope, as torch's allocator does around its cudaMalloc. Handle
+// creation allocates and frees device memory, which a capture in global mode refuses: cuBLAS then reports the handle
+// "not initialized" and the capture is invalidated (session 26: a dispatcher whose first GemmEx call was captured).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 struct DeviceHandles {
   std::atomic<cublasHandle_t> blas{nullptr};
   std::atomic<cublasLtHandle_t> lt{nullptr};
@@ -95,7 +107,10 @@ int cached_handle(int device, std::atomic<Handle> DeviceHandles::*slot, Create c
   DeviceGuard guard(device);
   HGEMM_RETURN_IF_ERROR(guard.status());
   Handle h = nullptr;
-  HGEMM_RETURN_IF_ERROR(int(create(&h)));
+  {
+    RelaxedCaptureMode relaxed;  // the first call may be a captured one (see RelaxedCaptureMode)
+    HGEMM_RETURN_IF_ERROR(int(create(&h)));
+  }
   cell.store(h, std::memory_order_release);
   *out = h;
   return HGEMM_ARMS_OK;

@@ -217,6 +217,26 @@ def test_calls_captured_into_a_cuda_graph_run_the_entrys_graph_choice(monkeypatc
     assert len(loader.loaded[SM80_F16.name].calls) == 2
 
 
+def test_the_graph_choice_is_warmed_on_the_first_eager_call_even_when_the_shape_was_selected_before(monkeypatch):
+    # select() fills the selection cache without operands; the benchmark selects `ours` before calling it. The first
+    # eager call must still run the graph choice once, or its first use (a cuBLAS handle's creation) lands in a
+    # capture, which refuses it (session 26: `ours` fell back to event timing beside cuBLASLt autotuning)
+    t = table("f16", {**entry(SM80_F16, 64, 64, 64), "graph": {"kernel": "cublaslt", "acc": "f32",
+                                                               "config": {"algo_index": 2}}})
+    d, loader, arms = make([t])
+    monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
+    assert d.select(64, 64, 64, "row", "f16").kernel == SM80_F16.name
+    assert ("cublaslt", (("algo_index", 2),)) not in arms.made
+    run_checked(d, 64, 64, 64, acc="f16")
+    lt = arms.made[("cublaslt", (("algo_index", 2),))]
+    assert lt.accs == ["f32"]
+    run_checked(d, 64, 64, 64, acc="f16")
+    assert lt.accs == ["f32"]  # once per shape
+    d.clear_cache()  # decisions remade: warmed again on the next eager call
+    run_checked(d, 64, 64, 64, acc="f16")
+    assert lt.accs == ["f32", "f32"]
+
+
 def test_a_graph_choice_that_fails_on_its_eager_try_is_quarantined_before_any_capture(monkeypatch):
     monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
     with pytest.raises(kernels.tuned_tables.TableError, match=r"graph\.config\.b_layout"):  # checked on loading
