@@ -90,6 +90,8 @@ def evaluate_shape(
             info.update({f"{t}_samples": len(getattr(s, t)) for t in timings})
             if "kernel" in samplers[c.name]:
                 info["kernel_method"] = samplers[c.name]["kernel"].method
+                if samplers[c.name]["kernel"].capture_error:
+                    info["capture_error"] = samplers[c.name]["kernel"].capture_error
         records[c.name] = competitor_record(shape, checks[c.name], medians, info)
     for name, reason in failed.items():
         records[name] = competitor_record(shape, CheckResult(False, reason=reason), {})

@@ -114,14 +114,42 @@ MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cp
             "acc", "b_layout", "mode", "timings", "warmup_seconds", "benchmark_seconds", "call_burst")
 
 
-def run_meta(results_csv: str | Path) -> dict:
-    """The measurement context of an eval run: the `meta` of the results.json(.gz) beside its CSV ({} if none)."""
+def _results_json(results_csv: str | Path) -> dict:
+    """The results.json(.gz) beside an eval run's CSV ({} if none)."""
     folder = Path(results_csv).parent
     for name in ("results.json", "results.json.gz"):
         if (folder / name).exists():
-            meta = read_json(folder / name).get("meta", {})
-            return {key: meta[key] for key in MEASURED if meta.get(key) is not None}
+            return read_json(folder / name)
     return {}
+
+
+def run_meta(results_csv: str | Path) -> dict:
+    """The measurement context of an eval run: the `meta` of the results.json(.gz) beside its CSV ({} if none)."""
+    meta = _results_json(results_csv).get("meta", {})
+    return {key: meta[key] for key in MEASURED if meta.get(key) is not None}
+
+
+def event_timed(results: dict) -> dict[str, list[str]]:
+    """{competitor: [M_N_K, ...]} of kernel-only figures taken from eager launches timed with events, not a CUDA graph
+    replay: a competitor whose capture failed (tuner.timing.GraphSampler). Beside graph-timed competitors such a
+    figure carries launch gaps the others do not (session 25: 4-6% of `ours` beside cuBLASLt autotuning, up to 0.81x
+    on a shape that measured 1.00x by graphs), so a summary names them."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for shape in results.get("shapes", []):
+        for name, record in shape.get("competitors", {}).items():
+            if record.get("info", {}).get("kernel_method") == "events":
+                found[name].append(shape["mnk"])
+    return dict(found)
+
+
+def format_event_timed(found: dict[str, list[str]], shown: int = 8) -> str:
+    if not found:
+        return ""
+    lines = ["## kernel timing by events (the capture failed; not comparable with graph replays)"]
+    for name, shapes in found.items():
+        more = f", ... ({len(shapes) - shown} more)" if len(shapes) > shown else ""
+        lines.append(f"{name}: {len(shapes)} shapes: " + ", ".join(shapes[:shown]) + more)
+    return "\n".join(lines) + "\n"
 
 
 def _save(plt, fig, path: Path) -> Path:
@@ -204,12 +232,15 @@ def main(argv=None) -> int:
     worst_shapes = {t: {b: worst(rows, t, b, args.worst) for b in per_b} for t, per_b in table.items()}
     source = args.results or args.speedup_csv
     meta = run_meta(args.results) if args.results else {}
+    events = event_timed(_results_json(args.results)) if args.results else {}
     (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
-                                                  "worst": worst_shapes}, indent=1))
+                                                  "worst": worst_shapes, "event_timed": events}, indent=1))
     text = format_summary(table)
     for t, per_b in worst_shapes.items():
         for b, ws in per_b.items():
             text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
+    if events:
+        text += "\n\n" + format_event_timed(events)
     measured = "".join(f"{key}: {value}\n" for key, value in meta.items())
     (out / "summary.md").write_text(f"source: {source}\n{measured}\n{text}\n")
     print(text)

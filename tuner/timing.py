@@ -72,15 +72,15 @@ class GraphSampler:
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         self.launches = launches or launches_for(len(argsets), self._eager_us(min(len(argsets), 8)))
-        self.graph, self.method = None, "graph"
+        self.graph, self.method, self.capture_error = None, "graph", None
         try:
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 self._launch_all()
             self.graph = graph
-        except Exception:  # capture unsupported by this competitor: time eager launches instead
+        except Exception as exc:  # capture unsupported by this competitor: time eager launches instead
             torch.cuda.synchronize()
-            self.method = "events"
+            self.method, self.capture_error = "events", f"{type(exc).__name__}: {exc}"[:500]
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
 

@@ -86,6 +86,24 @@ def test_cli_writes_summary_and_plots(tmp_path):
     assert (tmp_path / "s" / "tflops_vs_flop.png").stat().st_size > 0
 
 
+def test_the_summary_names_competitors_whose_kernel_figures_came_from_event_timing(tmp_path):
+    def timed(shape, methods):
+        ok = CheckResult(True, 1e-4, 0.0)
+        return shape_record(shape, {name: competitor_record(shape, ok, {"kernel": 1.0, "call": 1.0},
+                                                            {"kernel_method": method})
+                                    for name, method in methods.items()})
+
+    records = [timed(Shape(64, 64, 64), {"ours": "graph", "torch.matmul": "graph"}),
+               timed(Shape(128, 64, 64), {"ours": "events", "torch.matmul": "graph"})]
+    paths = write_results(tmp_path / "run", records, {"gpu": "test"})
+    assert summary.main(["--results", str(paths["csv"]), "--out", str(tmp_path / "s"), "--no_plots"]) == 0
+    assert json.loads((tmp_path / "s" / "summary.json").read_text())["event_timed"] == {"ours": ["128_64_64"]}
+    assert "ours: 1 shapes: 128_64_64" in (tmp_path / "s" / "summary.md").read_text()
+    all_graph = write_results(tmp_path / "graph", records[:1], {"gpu": "test"})
+    assert summary.main(["--results", str(all_graph["csv"]), "--out", str(tmp_path / "g"), "--no_plots"]) == 0
+    assert "by events" not in (tmp_path / "g" / "summary.md").read_text()
+
+
 def test_wide_csv_in_cuda_l2_format(tmp_path):
     path = tmp_path / "published.csv"
     path.write_text("mnk,torch.matmul,cuBLAS-max\n64_64_64,2.0,1.0\n64_64_128,0.5,4.0\n")

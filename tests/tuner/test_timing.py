@@ -135,3 +135,77 @@ def test_host_probe_times_the_op_between_two_syncs():
     assert set(got) == {"sync_only", "tiny_op"}
     assert got["tiny_op"] >= 2000 > got["sync_only"] >= 0
     assert len(syncs) == 2 * 2 * 5  # every sample between two syncs, for both figures
+
+
+class _FakeCuda:
+    """Just enough of torch.cuda for GraphSampler on a CPU: streams, events (1 ms apart), and a graph capture that
+    fails the way an invalidated capture does when `capture_fails` is set."""
+
+    def __init__(self, capture_fails: bool):
+        self.capture_fails, self.captured = capture_fails, 0
+        fake = self
+
+        class Stream:
+            def wait_stream(self, other):
+                pass
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = 0.0
+
+            def record(self):
+                self.t = len(fake.calls)
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return float(other.t - self.t)
+
+        class CUDAGraph:
+            def replay(self):
+                pass
+
+        class graph:
+            def __init__(self, g):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                if fake.capture_fails:
+                    raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
+                fake.captured += 1
+
+        self.Stream, self.Event, self.CUDAGraph, self.graph = Stream, Event, CUDAGraph, graph
+        self.calls: list = []
+
+    def current_stream(self):
+        return self.Stream()
+
+    def stream(self, s):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        pass
+
+
+@pytest.mark.parametrize("capture_fails", [False, True])
+def test_graph_sampler_says_how_it_timed_and_why_a_capture_failed(monkeypatch, capture_fails):
+    import types
+
+    from tuner.timing import GraphSampler
+
+    cuda = _FakeCuda(capture_fails)
+    monkeypatch.setitem(__import__("sys").modules, "torch", types.SimpleNamespace(cuda=cuda))
+    sampler = GraphSampler(lambda *args: cuda.calls.append(args), [(1,), (2,)], launches=4)
+    if capture_fails:  # eager launches timed with events instead, and the reason kept for the record
+        assert (sampler.method, cuda.captured) == ("events", 0)
+        assert sampler.capture_error.startswith("RuntimeError: CUDA error: operation failed due to a previous error")
+        before = len(cuda.calls)
+        assert sampler() == pytest.approx(1e3)  # 4 launches, 1 "ms" apart each, per launch in µs
+        assert len(cuda.calls) == before + 4
+    else:
+        assert (sampler.method, sampler.capture_error, cuda.captured) == ("graph", None, 1)
