@@ -85,8 +85,14 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     return {acc: own for acc, own in takes.items() if own}
 
 
+# Round 7 (a candidate, not on by default until an A/B in both roles agrees): session 25's col grids beside cuBLASLt
+# autotuning (a shuffled 511 f32 / 497 f16 shapes of the committed tables of 9f88034), whose autotuned algorithm
+# (`algo_index`) is an arm. Session 25 timed `ours` by events on 4 f32 / 29 f16 of those shapes (the capture fault
+# fixed in session 26): those shapes' graph choices are left alone (tuner.confirm.graph_timed).
+S25, S26 = "benchmarks/h200-2026-12-04-s25", "benchmarks/h200-2026-12-04-s26"
+GRID25_COL = f"{S25}/grid_col"
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL,
-                                                       GRID20_COL))
+                                                       GRID20_COL, GRID25_COL))
 CONFIRM_ROUNDS_BY_DEFAULT = 6
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
@@ -128,6 +134,12 @@ ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW
                                                                                 _grid_round(GRID18_ROW),
                                                                                 _grid_round(GRID19_ROW),
                                                                                 _grid_round(GRID20_ROW))
+# Round 10 (a candidate, like col round 7): beside cuBLASLt autotuning NN, f32 from session 26's row grid (823 shapes,
+# every competitor graph-timed), f16 from session 25's (499 shapes, `ours` event-timed on 18) plus session 26's f32
+# run for its fp32-accumulating arms; both measured the committed tables of 9f88034.
+GRID26_ROW_F32 = ("f32", f"{S26}/call11/grid_row/fp32/results.json.gz", f"{S26}/call11/grid_row/tables/sm90_f32.json.gz")
+GRID25_ROW_F16 = ("f16", f"{S25}/grid_row/fp16/results.json.gz", f"{S25}/grid_row/tables/sm90_f16.json.gz")
+ROW_CONFIRM_ROUNDS += ({"f32": (GRID26_ROW_F32,), "f16": (GRID25_ROW_F16, GRID26_ROW_F32)},)
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 9
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry

@@ -69,6 +69,24 @@ def test_the_autotuned_cublaslt_baseline_becomes_its_algorithm():
     assert new["kernel"] == "cublaslt" and new["config"] == {"kind": "lt_algo", "algo_index": 5}
 
 
+def test_an_event_timed_kernel_figure_never_judges_a_graph_choice():
+    # session 25: `ours` beside cuBLASLt autotuning timed by eager launches after a failed capture, its kernel-only
+    # figure inflated by launch gaps; the per-call role is unaffected
+    entry = sm90_entry()
+    lt = result(80, 100, algo_index=5)
+    shapes = {"4096_4096_128": {"ours": result(100, 120, kernel_method="events"), "torch.matmul": result(95, 118),
+                                "cuBLASLt-auto-tuning-tn": lt}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == "cublaslt" and new["graph"]["kernel"] == SM90_NAME  # eager taken, graph choice kept
+    assert (counts["graph"], counts["eager"], counts["event_timed"]) == (0, 1, 1)
+    # an event-timed candidate is no graph choice either; a graph-timed pair is judged as always
+    shapes = {"4096_4096_128": {"ours": result(100, 120, kernel_method="graph"), "torch.matmul": result(95, 118),
+                                "cuBLASLt-auto-tuning-tn": dict(lt, info={"algo_index": 5, "kernel_method": "events"}),
+                                "cuBLAS-tn": result(90, 119, kernel_method="graph")}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["graph"] == {**CUBLAS, "us": 90} and "event_timed" not in counts
+
+
 def test_per_call_a_pick_must_not_be_slower_kernel_only():
     entry = sm90_entry()
     shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),

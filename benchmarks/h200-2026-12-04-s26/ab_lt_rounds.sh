@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Ready for the next device session (nvidia-h200; carry .whl + .carry1 (tables pack) + .carry2 (tables_row pack) +
+# .carry3/candLT = `python -m tuner.committed_tables --confirm-rounds 7 --confirm-row-rounds 10 --out-dir
+# .carry3/candLT`, ~2.5 min on the CPU box): the candidate correction rounds from the grids beside cuBLASLt
+# autotuning (col round 7: session 25's col grids; row round 10: session 26's f32 row grid and session 25's f16 one;
+# tuner/committed_tables.py) against the committed tables, A/B in both roles on every changed entry
+# (lt_changed_<acc>_<layout>.txt: f32 1 col / 14 row, f16 12 col / 46 row; graph and eager roles together). No new
+# variant (`kernels.build --tables committed,<cand> --dry-run`: 124 cached). Run after
+# `bash scripts/device_slim.sh out h200-2026-12-04-s26`; returns ab_col/, ab_row/ (tuner.ab summaries) in one tarball.
+set -u
+source scripts/device_prologue.sh
+S=benchmarks/h200-2026-12-04-s26; C=$PWD/.carry3/candLT
+python3 -m kernels.build --tables committed,$C --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
+for layout in col row; do
+  OUT=$OUT/ab_$layout CAND=$C SHAPES_fp32=$S/lt_changed_f32_$layout.txt SHAPES_fp16=$S/lt_changed_f16_$layout.txt \
+    B_LAYOUT=$layout DEADLINE=${AB_DL:-100} BENCH_S=0.2 SKIP_ENV=1 bash scripts/h200_ab.sh > /tmp/ab_${layout}_console.txt 2>&1
+  echo "ab $layout rc=$? at $(el)s" >> $OUT/rc.txt
+done
+cat $OUT/env.txt $OUT/rc.txt; grep -v " rc=" $OUT/ab_col/summary.txt $OUT/ab_row/summary.txt
+pack_out ${CALL:-call1}
