@@ -88,7 +88,7 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
 # Round 7 (a candidate, not on by default until an A/B in both roles agrees): session 25's col grids beside cuBLASLt
 # autotuning (a shuffled 511 f32 / 497 f16 shapes of the committed tables of 9f88034), whose autotuned algorithm
 # (`algo_index`) is an arm. Session 25 timed `ours` by events on 4 f32 / 29 f16 of those shapes (the capture fault
-# fixed in session 26): those shapes' graph choices are left alone (tuner.confirm.graph_timed).
+# fixed in session 26): those shapes' graph choices are left alone (tuner.results.graph_timed).
 S25, S26 = "benchmarks/h200-2026-12-04-s25", "benchmarks/h200-2026-12-04-s26"
 GRID25_COL = f"{S25}/grid_col"
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tuner.results import read_json
+from tuner.results import graph_timed, read_json
 
 MARGIN = 0.97          # take an arm only when it ran in <= 97% of the table choice's time (the goal's floor)
 REFERENCE = "torch.matmul"
@@ -90,13 +90,6 @@ class Run:
         table = read_json(table_path)
         return cls(acc, {s["mnk"]: s["competitors"] for s in results["shapes"]},
                    {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}, b_layout)
-
-
-def graph_timed(result: dict) -> bool:
-    """Whether a result's kernel-only figure came from a CUDA-graph replay, as every competitor's should: one timed by
-    events after a failed capture carries launch gaps (session 25's `ours` beside cuBLASLt autotuning). Records
-    before session 25 do not say; they were graph-timed."""
-    return (result.get("info") or {}).get("kernel_method", "graph") == "graph"
 
 
 def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dict, dict]]:

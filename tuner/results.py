@@ -33,6 +33,13 @@ def competitor_record(shape: Shape, check, medians: dict[str, float | None], inf
     return rec
 
 
+def graph_timed(record: dict) -> bool:
+    """Whether a competitor record's kernel-only figure came from a CUDA-graph replay, as every competitor's should:
+    one timed by events after a failed capture (tuner.timing.GraphSampler) carries launch gaps (session 25's `ours`
+    beside cuBLASLt autotuning). Records before session 25 do not say; they were graph-timed."""
+    return (record.get("info") or {}).get("kernel_method", "graph") == "graph"
+
+
 def speedups(competitors: dict[str, dict], timing: str, ours: str = OURS) -> dict[str, float]:
     """ours' speedup over every timed baseline (baseline µs / ours µs), plus CUDA-L2's '-max' columns: the smaller
     speedup of the TN/NN pair, i.e. against the stronger of the two."""

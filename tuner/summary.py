@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tuner.results import read_json, read_long_csv
+from tuner.results import graph_timed, read_json, read_long_csv
 from tuner.shapes import BUCKETS, bucket_of, parse_mnk
 from tuner.timing import TIMINGS
 
@@ -123,9 +123,9 @@ def _results_json(results_csv: str | Path) -> dict:
     return {}
 
 
-def run_meta(results_csv: str | Path) -> dict:
-    """The measurement context of an eval run: the `meta` of the results.json(.gz) beside its CSV ({} if none)."""
-    meta = _results_json(results_csv).get("meta", {})
+def run_meta(results: dict) -> dict:
+    """The measurement context of an eval run: the measured fields of its results.json's `meta`."""
+    meta = results.get("meta", {})
     return {key: meta[key] for key in MEASURED if meta.get(key) is not None}
 
 
@@ -137,7 +137,7 @@ def event_timed(results: dict) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for shape in results.get("shapes", []):
         for name, record in shape.get("competitors", {}).items():
-            if record.get("info", {}).get("kernel_method") == "events":
+            if not graph_timed(record):
                 found[name].append(shape["mnk"])
     return dict(found)
 
@@ -231,8 +231,8 @@ def main(argv=None) -> int:
     table = by_bucket(rows)
     worst_shapes = {t: {b: worst(rows, t, b, args.worst) for b in per_b} for t, per_b in table.items()}
     source = args.results or args.speedup_csv
-    meta = run_meta(args.results) if args.results else {}
-    events = event_timed(_results_json(args.results)) if args.results else {}
+    results = _results_json(args.results) if args.results else {}
+    meta, events = run_meta(results), event_timed(results)
     (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
                                                   "worst": worst_shapes, "event_timed": events}, indent=1))
     text = format_summary(table)
