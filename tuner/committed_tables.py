@@ -85,15 +85,17 @@ def _grid_round(grid: str, accs: tuple[str, ...] = ("f32", "f16")) -> dict:
     return {acc: own for acc, own in takes.items() if own}
 
 
-# Round 7 (a candidate, not on by default until an A/B in both roles agrees): session 25's col grids beside cuBLASLt
+# Round 7: session 25's col grids beside cuBLASLt
 # autotuning (a shuffled 511 f32 / 497 f16 shapes of the committed tables of 9f88034), whose autotuned algorithm
 # (`algo_index`) is an arm. Session 25 timed `ours` by events on 4 f32 / 29 f16 of those shapes (the capture fault
-# fixed in session 26): those shapes' graph choices are left alone (tuner.results.graph_timed).
+# fixed in session 26): those shapes' graph choices are left alone (tuner.results.graph_timed). On since session 27's
+# A/B (call 1, with row round 10, both roles: the 1 f32 entry +10% / +12% kernel-only; 12 f16 entries, mostly eager,
+# +0.2% / +0.3% kernel-only, per call -5% / -1.4%, which the A/B's reverts take back where both roles agree).
 S25, S26 = "benchmarks/h200-2026-12-04-s25", "benchmarks/h200-2026-12-04-s26"
 GRID25_COL = f"{S25}/grid_col"
 CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID8, GRID9, GRID15, GRID19_COL_SWEEP, GRID17_COL,
                                                        GRID20_COL, GRID25_COL))
-CONFIRM_ROUNDS_BY_DEFAULT = 6
+CONFIRM_ROUNDS_BY_DEFAULT = 7
 # The same for the B row-major entries, from `--b_layout row` grid runs (their NN baselines are the row arms). Round 1:
 # session 11's row grid (a shuffled 381 f32 / 389 f16 shapes of the session-10 row entries); on since the A/B of
 # session 12 (both roles, B row-major: +5.7% / +5.9% kernel-only on the 44 changed f32 entries, +3.0% / +3.2% on the
@@ -134,13 +136,14 @@ ROW_CONFIRM_ROUNDS = tuple(_grid_round(grid) for grid in (GRID11_ROW, GRID12_ROW
                                                                                 _grid_round(GRID18_ROW),
                                                                                 _grid_round(GRID19_ROW),
                                                                                 _grid_round(GRID20_ROW))
-# Round 10 (a candidate, like col round 7): beside cuBLASLt autotuning NN, f32 from session 26's row grid (823 shapes,
+# Round 10: beside cuBLASLt autotuning NN, f32 from session 26's row grid (823 shapes,
 # every competitor graph-timed), f16 from session 25's (499 shapes, `ours` event-timed on 18) plus session 26's f32
-# run for its fp32-accumulating arms; both measured the committed tables of 9f88034.
+# run for its fp32-accumulating arms; both measured the committed tables of 9f88034. On since session 27's A/B (call
+# 1, both roles: 14 f32 entries +4.6% / +4.4% kernel-only; 46 f16 entries +0.1% / +0.2%, per call -0.1% / +0.3%).
 GRID26_ROW_F32 = ("f32", f"{S26}/call11/grid_row/fp32/results.json.gz", f"{S26}/call11/grid_row/tables/sm90_f32.json.gz")
 GRID25_ROW_F16 = ("f16", f"{S25}/grid_row/fp16/results.json.gz", f"{S25}/grid_row/tables/sm90_f16.json.gz")
 ROW_CONFIRM_ROUNDS += ({"f32": (GRID26_ROW_F32,), "f16": (GRID25_ROW_F16, GRID26_ROW_F32)},)
-ROW_CONFIRM_ROUNDS_BY_DEFAULT = 9
+ROW_CONFIRM_ROUNDS_BY_DEFAULT = 10
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
@@ -187,6 +190,8 @@ AB_REVERTS += ({"f16": _ab(f"{S21}/call1", "f16", ("col", "row"))},)
 # Session 22: call 2's A/B of the loop guard (base: the committed tables before it), both layouts.
 S22 = "benchmarks/h200-2026-12-03-s22"
 AB_REVERTS += ({acc: _ab(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
+# Session 27: call 1's A/B of col round 7 and row round 10 (base: the committed tables of 1ba7352), both layouts.
+AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in ("f32", "f16")},)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
