@@ -86,6 +86,11 @@ def describe_status(status: int) -> str:
 
 # --- workspace: one growing buffer per (device, stream), so concurrent streams never share scratch memory ----------
 _workspaces: dict[tuple[int, int], object] = {}
+# Outgrown workspaces, never freed: a CUDA graph holds the raw pointer its launches were captured with, so a freed one
+# would go back to the caching allocator, whose next tensor on that stream every replay would then write stream-K
+# partials and cuBLAS scratch into. Growth doubles, so what is kept here is at most the size of the current buffers
+# (the split-K variants' own scratch is kept the same way: codegen/zeroed_workspace.cuh).
+_outgrown: list = []
 _workspace_lock = threading.Lock()
 
 
@@ -100,6 +105,8 @@ def _workspace(device: int, stream: int, nbytes: int):
             buf = _workspaces.get(key)
             if buf is None or buf.numel() < nbytes:
                 size = max(nbytes, 2 * (buf.numel() if buf is not None else 0), 1 << 20)
+                if buf is not None:
+                    _outgrown.append(buf)
                 buf = torch.empty(size, dtype=torch.uint8, device=f"cuda:{device}")
                 _workspaces[key] = buf
     return buf

@@ -389,6 +389,64 @@ def test_gpu_a_captured_call_runs_the_graph_choice_and_replays_correctly(capture
     assert d.quarantined() == {}
 
 
+FIRST_CALL_CAPTURED = """
+import json, sys
+import torch
+from kernels.dispatch import Dispatcher
+m, n, k = map(int, sys.argv[1:4])
+d = Dispatcher.default()
+g = torch.Generator(device="cuda").manual_seed(0)
+a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
+b = torch.randn(n, k, generator=g, device="cuda", dtype=torch.float16)
+out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    _, sel = d.run(a, b, "col", "f32", out=out)
+a.copy_(torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16))
+out.fill_(float("nan"))
+graph.replay()
+torch.cuda.synchronize()
+ref = a.double() @ b.double().t()
+err = ((out.double() - ref).norm() / ref.norm()).item()
+print(json.dumps({"kernel": sel.kernel, "fallback": sel.fallback, "err": err, "quarantined": len(d.quarantined())}))
+"""
+
+
+def _first_captured_shape(kind: str) -> tuple[tuple[int, int, int], str]:
+    """The smallest f32 col shape of the committed tables whose captured choice is of this kind, and that choice."""
+    from kernels.tuned_tables import load_tables
+
+    picks = []
+    for entry in load_tables("sm90")["f32"].entries.values():
+        if entry.b_layout != "col":
+            continue
+        choice = entry.graph.kernel if entry.graph is not None else entry.kernel
+        if choice == kind or choice.startswith(kind + "_"):
+            picks.append((entry.m * entry.n * entry.k, (entry.m, entry.n, entry.k), choice))
+    assert picks, f"no f32 col entry runs {kind} when captured"
+    return min(picks)[1:]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["sm90", "splitk", "cublas", "cublaslt"])
+def test_gpu_a_process_whose_first_gemm_is_captured_replays_it_correctly(kind):
+    # Nothing used before the capture: no cuBLAS handle, no loaded variant, no cuBLASLt plan, no workspace. Handle
+    # creation allocates (arms.cu relaxes the capture mode for it); a fresh process so that it really is the first.
+    import json
+    import subprocess
+    import sys
+
+    (m, n, k), choice = _first_captured_shape(kind)
+    run = subprocess.run([sys.executable, "-c", FIRST_CALL_CAPTURED, str(m), str(n), str(k)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    if got["fallback"] == "not_built":
+        pytest.skip(f"{choice} is not built here")
+    assert (got["kernel"], got["fallback"], got["quarantined"]) == (choice, None, 0), (m, n, k, got)
+    assert got["err"] < 1e-3, (m, n, k, got)
+
+
 @pytest.mark.gpu
 def test_gpu_tuned_cublaslt_entry_runs_its_algorithm_and_guards_alignment_and_range():
     from kernels.cublas import lt_algorithms

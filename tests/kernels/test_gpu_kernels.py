@@ -340,6 +340,47 @@ def two_streams_then_a_capture(torch, cfg, kernel, m, n, k, stream_splits, graph
     assert rel_err(eager, reference(cfg, a, b)) <= tol(cfg, k)
 
 
+STREAMK = [c for c in CONFIGS if c.family == "sm90" and c.scheduler == "streamk"]
+
+
+@pytest.mark.parametrize("cfg", STREAMK, ids=lambda c: c.name)
+def test_a_graph_keeps_its_workspace_after_the_stream_outgrows_it(torch, cfg):
+    """A graph replays the workspace pointer its launch was captured with. When the stream's workspace
+    (runtime._workspace) is outgrown and the launcher has moved to another stream, nothing else refers to the old
+    buffer: freed, the caching allocator would give its block to the next tensor on that stream, and every replay
+    would write the stream-K reduction into that tensor."""
+    kernel = kernel_for(cfg)
+    m, n, k = 256, 256, 16384  # 4 output tiles of 128x128 on 132 SMs and a long K: stream-K splits K
+    a, b = operands(torch, cfg, m, n, k)
+    captured = poisoned(torch, m, n)
+    if kernel.workspace_bytes(a, b, captured) == 0:
+        pytest.skip(f"{cfg.name} needs no workspace for {m}x{n}x{k}")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        kernel(a, b, captured)  # warm-up: the stream's workspace comes from the ordinary pool, not the graph's
+    stream.synchronize()
+    key = (a.get_device(), stream.cuda_stream)
+    held = runtime._workspaces[key]
+    ptr, size = held.data_ptr(), held.numel()
+    del held
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        kernel(a, b, captured)
+    runtime._workspace(*key, 2 * size)  # outgrown, as a larger stream-K problem or a cuBLAS arm on it would
+    kernel(a, b, poisoned(torch, m, n))  # the launcher binds the default stream's workspace: no reference left
+    with torch.cuda.stream(stream):
+        bystander = torch.full((size,), 0x5A, dtype=torch.uint8, device="cuda")
+    stream.synchronize()
+    assert bystander.data_ptr() != ptr
+    a.copy_(torch.randn_like(a))
+    captured.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert bool((bystander == 0x5A).all())
+    assert rel_err(captured, reference(cfg, a, b)) <= tol(cfg, k)
+
+
 @pytest.mark.parametrize("cfg", SPLITK_CLUSTER, ids=lambda c: c.name)
 def test_cluster_splits_reduce_every_row_of_partial_tiles(torch, cfg):
     """splitk cluster variants: the S splits of a tile are one cluster's CTAs, each reducing 1/S of the tile's rows

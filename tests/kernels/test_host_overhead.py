@@ -251,6 +251,30 @@ HGEMM_EXPORT int fake_runs(void) { return runs; }
 
 
 @pytest.mark.skipif(not HAVE_CC, reason="needs a C compiler")
+def test_a_stream_workspace_grows_by_doubling_and_an_outgrown_one_is_never_freed(monkeypatch):
+    # A CUDA graph keeps the pointer its launches were captured with: a freed buffer would be handed to the next
+    # tensor on the stream and overwritten by every replay. Buffers here are CPU tensors standing in for CUDA ones.
+    import gc
+    import weakref
+
+    made = []
+    real_empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda size, dtype, device: made.append(device) or real_empty(size, dtype=dtype))
+    monkeypatch.setattr(runtime, "_workspaces", {})
+    monkeypatch.setattr(runtime, "_outgrown", [])
+    first = runtime._workspace(0, 0x11, 100)
+    assert first.numel() == 1 << 20 and made == ["cuda:0"]
+    assert runtime._workspace(0, 0x11, 1000) is first and runtime._workspace(0, 0x22, 1) is not first
+    kept = weakref.ref(first)
+    del first
+    grown = runtime._workspace(0, 0x11, (1 << 20) + 1)
+    assert grown.numel() == 2 << 20 and runtime._workspace(0, 0x11, 5) is grown
+    gc.collect()
+    assert kept() is not None and kept() is not grown
+    assert runtime._workspace(0, 0x11, 9 << 20).numel() == 9 << 20  # a larger request than double: its own size
+    assert [b.numel() for b in runtime._outgrown] == [1 << 20, 2 << 20]
+
+
 def test_runtime_launchers_bind_knobs_rebind_workspace_per_stream_and_retry(tmp_path, monkeypatch):
     so = _cc(tmp_path, "variant", VARIANT_STUB.replace("NAME", SM80_ROW.name), CODEGEN_DIR)
     kernel = runtime.CompiledKernel(SM80_ROW, so)
