@@ -324,6 +324,16 @@ def _skinny_for(acc: str, bl: str) -> list[KernelConfig]:
             for tile, cluster, schedule in along_n + along_m]
 
 
+def _long_k_steps_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for memory-bound shapes with one short side and B column-major (session 27): there torch.matmul,
+    given B row-major, runs 3-5% faster than every cuBLAS TN algorithm and our kernels (128x8192x4096, 64x16384x16384
+    f32). Row-major B streams each K row contiguously across the CTAs; K-major B gives each CTA 128-byte pieces of its
+    own rows per 64-deep K step, spread over DRAM pages. K = 256 steps fetch 512 contiguous bytes per row; tiles small
+    enough that >= 128 CTAs run on such shapes and two or more stages fit. PDL, as the graph choices of such shapes."""
+    tiles = ((64, 64, 256), (64, 128, 256), (128, 64, 256), (64, 256, 128))
+    return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True) for tile in tiles]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -372,6 +382,8 @@ VARIANT_SETS = {
     # kernels.build --set skinny, or skinny_row for B row-major)
     "skinny": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "col")],
     "skinny_row": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "row")],
+    # 256-deep K steps for skinny memory-bound shapes with B column-major (an experiment: kernels.build --set long_k)
+    "long_k": lambda: [c for c in _long_k_steps_for("f32", "col")],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),
