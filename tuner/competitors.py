@@ -105,9 +105,12 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
 
     d = dispatcher or Dispatcher.default()
     sel = d.select(m, n, k, b_layout=b_layout, acc=acc)
+    # kernel-only timing replays a CUDA graph, which runs the captured-call choice: name it too (session 27 read a
+    # cuBLASLt graph choice's time as the eager sm90 kernel's)
+    graph = d.select(m, n, k, b_layout=b_layout, acc=acc, captured=True)
     return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback, "padded": sel.padded,
-                       "borrowed": getattr(sel, "borrowed", None)})
+                       "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel})
 
 
 def ours_variant(cfg, b_layout: str, runtime_knobs: dict | None = None) -> Competitor:

@@ -237,6 +237,20 @@ def test_the_graph_choice_is_warmed_on_the_first_eager_call_even_when_the_shape_
     assert lt.accs == ["f32", "f32"]
 
 
+def test_the_benchmarks_ours_names_the_eager_and_the_graph_choice():
+    # kernel-only figures come from graph replay, i.e. the graph choice: a record naming only the eager kernel
+    # attributes the time to the wrong kernel
+    from tuner.competitors import ours_dispatcher
+
+    t = table("f16", {**entry(SM80_F16, 64, 64, 64), "graph": {"kernel": "cublaslt", "acc": "f32",
+                                                               "config": {"algo_index": 2}}})
+    d, _, _ = make([t])
+    info = ours_dispatcher(64, 64, 64, "row", "f16", dispatcher=d).info
+    assert (info["kernel"], info["graph_kernel"]) == (SM80_F16.name, "cublaslt")
+    info = ours_dispatcher(64, 64, 128, "row", "f16", dispatcher=d).info  # not in the table: cuBLAS both ways
+    assert (info["kernel"], info["graph_kernel"]) == ("cublas", "cublas")
+
+
 def test_a_graph_choice_that_fails_on_its_eager_try_is_quarantined_before_any_capture(monkeypatch):
     monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
     with pytest.raises(kernels.tuned_tables.TableError, match=r"graph\.config\.b_layout"):  # checked on loading
