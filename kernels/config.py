@@ -25,6 +25,7 @@ B_LAYOUTS = ("row", "col")
 SCHEDULES = ("cooperative", "pingpong")  # sm90
 SPLITK_SCHEDULES = ("", "cluster")  # splitk: where the splits meet ("": in L2, "cluster": in distributed shared memory)
 SCHEDULERS = ("persistent", "streamk")  # sm90 only
+L2_PROMOTIONS = (0, 256)  # sm90: 0 = CUTLASS's CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 ALIGNMENTS = (8, 4, 2)  # elements of fp16: 8 = 16 bytes (TMA needs it; sm90 is always 8)
 
 _SCHEDULE_ABBR = {"cooperative": "coop", "pingpong": "pp", "cluster": "cl"}
@@ -48,6 +49,7 @@ class KernelConfig:
     scheduler: str = ""  # sm90: "persistent" | "streamk"
     alignment: int = 8  # A/B/C access width in elements
     pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
+    l2_promotion: int = 0  # sm90: bytes its TMA loads promote to L2 per request (0: CUTLASS's 128; 256)
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -87,6 +89,8 @@ class KernelConfig:
                 out.append("sm90 has no warp tile (leave warp=(0,0,0))")
             if not isinstance(self.pdl, bool):
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
+            if self.l2_promotion not in L2_PROMOTIONS:
+                out.append(f"l2_promotion {self.l2_promotion!r} not in {L2_PROMOTIONS}")
         elif self.family == "sm80":
             if self.schedule or self.scheduler:
                 out.append("sm80 has no schedule/scheduler (leave them empty)")
@@ -108,6 +112,8 @@ class KernelConfig:
                 out.append("splitk has no warp tile (leave warp=(0,0,0))")
             if not isinstance(self.pdl, bool):
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
+        if self.family != "sm90" and self.l2_promotion:
+            out.append("only sm90 variants set l2_promotion (their TMA descriptors are CUTLASS's)")
         return out
 
     @property
@@ -131,6 +137,8 @@ class KernelConfig:
             if self.cluster != (1, 1):
                 parts.append("c" + _dims(self.cluster))
         parts.append("a" + str(self.alignment))
+        if self.l2_promotion:
+            parts.append(f"l2p{self.l2_promotion}")
         if self.pdl:
             parts.append("pdl")
         return "_".join(parts)
@@ -141,6 +149,8 @@ class KernelConfig:
             d[key] = list(d[key])
         if not self.pdl:
             del d["pdl"]  # the field came later: tables and records written before it stay byte-identical
+        if not self.l2_promotion:
+            del d["l2_promotion"]  # the same
         return d
 
     @classmethod

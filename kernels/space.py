@@ -336,6 +336,14 @@ def _long_k_steps_for(acc: str, bl: str) -> list[KernelConfig]:
     return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True) for tile in tiles]
 
 
+def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for the same skinny memory-bound shapes as `long_k` (session 27), not yet run: CUTLASS encodes
+    every TMA descriptor with a 128-byte L2 promotion; with 256 bytes each K-major B row fetch brings the next K step's
+    bytes into L2 too, two DRAM bursts per row instead of one. The pdl pingpong tiles the tables run on such shapes."""
+    tiles = ((64, 128, 64), (64, 128, 128), (128, 64, 64), (64, 256, 64))
+    return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True, l2_promotion=256) for tile in tiles]
+
+
 def _smoke() -> list[KernelConfig]:
     """One sm90 + one sm80 per accumulator/layout, spread over schedules, schedulers, clusters (all in default)."""
     return [
@@ -386,6 +394,8 @@ VARIANT_SETS = {
     "skinny_row": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "row")],
     # 256-deep K steps for skinny memory-bound shapes with B column-major (an experiment: kernels.build --set long_k)
     "long_k": lambda: [c for c in _long_k_steps_for("f32", "col")],
+    # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment: kernels.build --set l2promo)
+    "l2promo": lambda: [c for c in _l2_promotion_for("f32", "col")],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),

@@ -59,6 +59,28 @@ _PDL_LAUNCH = """
   config.numAttrs += 1;"""
 
 
+# L2 promotion of the TMA loads, only in l2_promotion variants (empty otherwise, so that every other variant's source
+# and build key stay as they were). CUTLASS encodes its TMA descriptors with a fixed 128-byte promotion through one
+# macro, CUTLASS_CUDA_DRIVER_WRAPPER_CALL; redefined after its header, it routes the encode here with 256 bytes.
+_L2_PROMOTION_256 = """
+#include "cutlass/cuda_host_adapter.hpp"
+// l2_promotion variant: CUTLASS's TMA descriptors encoded with 256-byte L2 promotion instead of 128
+namespace hgemm_l2 {
+inline CUresult call_cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                            const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                            const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                            CUtensorMapSwizzle swizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill fill) {
+  return cutlass::call_cuTensorMapEncodeTiled(map, type, rank, address, dims, strides, box, element_strides,
+                                              interleave, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, fill);
+}
+template <typename... Args>
+CUresult call_cuTensorMapEncodeIm2col(Args... args) { return cutlass::call_cuTensorMapEncodeIm2col(args...); }
+}  // namespace hgemm_l2
+#undef CUTLASS_CUDA_DRIVER_WRAPPER_CALL
+#define CUTLASS_CUDA_DRIVER_WRAPPER_CALL(func) hgemm_l2::call_##func"""
+
+
 def _sm90_values(cfg: KernelConfig) -> dict:
     coop = cfg.schedule == "cooperative"
     streamk = cfg.scheduler == "streamk"
@@ -76,6 +98,7 @@ def _sm90_values(cfg: KernelConfig) -> dict:
         "tile_scheduler": "cutlass::gemm::StreamKScheduler" if streamk else "cutlass::gemm::PersistentScheduler",
         "stream_k": "true" if streamk else "false",
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl_launch": _PDL_LAUNCH if cfg.pdl else "",
+        "l2_promotion": _L2_PROMOTION_256 if cfg.l2_promotion == 256 else "",
         # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
         "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if cfg.b_layout == "col" else "K×N row-major, K steps by ldb",

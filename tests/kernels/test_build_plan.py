@@ -84,6 +84,19 @@ def test_pdl_source_enables_cutlass_gdc_before_cutlass_and_launches_with_the_att
     assert not removed
 
 
+def test_l2_promotion_source_routes_cutlass_tma_encodes_through_a_256_byte_wrapper():
+    plain = generate(SM90_PP)
+    l2 = generate(replace(SM90_PP, l2_promotion=256))
+    assert "hgemm_l2" not in plain and "CUTLASS_CUDA_DRIVER_WRAPPER_CALL" not in plain
+    adapter = l2.index('#include "cutlass/cuda_host_adapter.hpp"')
+    redefine = l2.index("#define CUTLASS_CUDA_DRIVER_WRAPPER_CALL(func) hgemm_l2::call_##func")
+    # after CUTLASS's own definition (its header is included first, once) and before the headers that expand it
+    assert adapter < redefine < l2.index('#include "cute/tensor.hpp"')
+    assert "interleave, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, fill)" in l2
+    removed = set(plain.splitlines()) - set(l2.replace("_l2p256", "").splitlines())
+    assert not removed  # apart from the name, it adds lines and changes none
+
+
 def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():
     col = KernelConfig("splitk", "f32", "col", (128, 64, 64), stages=4, pdl=True)
     row = replace(col, acc="f16", b_layout="row", pdl=False)

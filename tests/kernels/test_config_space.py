@@ -165,6 +165,21 @@ def test_pdl_field_is_left_out_of_dicts_unless_set():
         sm90(pdl=1)
 
 
+def test_l2_promotion_is_an_sm90_field_left_out_of_dicts_unless_set():
+    assert "l2_promotion" not in sm90().to_dict()  # tables and records written before the field stay identical
+    on = sm90(l2_promotion=256)
+    d = json.loads(json.dumps(on.to_dict()))
+    assert d["l2_promotion"] == 256 and KernelConfig.from_dict(d) == on and on.name == sm90().name + "_l2p256"
+    with pytest.raises(ValueError, match="l2_promotion 128 not in"):
+        sm90(l2_promotion=128)
+    with pytest.raises(ValueError, match="only sm90 variants set l2_promotion"):
+        sm80(l2_promotion=256)
+    experiment = space.variant_set("l2promo")
+    assert experiment and all(c.l2_promotion == 256 and space.is_valid(c) for c in experiment)
+    # each one's 128-byte twin is what the tables run: the experiment times like against like
+    assert {replace(c, l2_promotion=0) for c in experiment} <= set(space.variant_set("tables"))
+
+
 def test_unknown_set_raises():
     with pytest.raises(KeyError, match="unknown variant set"):
         space.variant_set("nope")
