@@ -7,14 +7,11 @@
 # (lt_changed_<acc>_<layout>.txt: f32 1 col / 14 row, f16 12 col / 46 row; graph and eager roles together). No new
 # variant (`kernels.build --tables committed,<cand> --dry-run`: 124 cached). Run after
 # `bash scripts/device_slim.sh out h200-2026-12-04-s26`; returns ab_col/, ab_row/ (tuner.ab summaries) in one tarball.
+# (Ran as session 27's call 1.)
 set -u
 source scripts/device_prologue.sh
-S=benchmarks/h200-2026-12-04-s26; C=$PWD/.carry3/candLT
-python3 -m kernels.build --tables committed,$C --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
-for layout in col row; do
-  OUT=$OUT/ab_$layout CAND=$C SHAPES_fp32=$S/lt_changed_f32_$layout.txt SHAPES_fp16=$S/lt_changed_f16_$layout.txt \
-    B_LAYOUT=$layout DEADLINE=${AB_DL:-100} BENCH_S=0.2 SKIP_ENV=1 bash scripts/h200_ab.sh > /tmp/ab_${layout}_console.txt 2>&1
-  echo "ab $layout rc=$? at $(el)s" >> $OUT/rc.txt
-done
+CAND=$PWD/.carry3/candLT
+SHAPES=benchmarks/h200-2026-12-04-s26/lt_changed
+source scripts/h200_ab_layouts.sh
 cat $OUT/env.txt $OUT/rc.txt; grep -v " rc=" $OUT/ab_col/summary.txt $OUT/ab_row/summary.txt
 pack_out ${CALL:-call1}
