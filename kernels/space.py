@@ -337,9 +337,11 @@ def _long_k_steps_for(acc: str, bl: str) -> list[KernelConfig]:
 
 
 def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
-    """An experiment for the same skinny memory-bound shapes as `long_k` (session 27), not yet run: CUTLASS encodes
-    every TMA descriptor with a 128-byte L2 promotion; with 256 bytes each K-major B row fetch brings the next K step's
-    bytes into L2 too, two DRAM bursts per row instead of one. The pdl pingpong tiles the tables run on such shapes."""
+    """An experiment for the same skinny memory-bound shapes as `long_k` (session 27): CUTLASS encodes every TMA
+    descriptor with a 128-byte L2 promotion; with 256 bytes each K-major B row fetch brings the next K step's bytes
+    into L2 too, two DRAM bursts per row instead of one. The pdl pingpong tiles the tables run on such shapes.
+    No effect (session 28, call 1, each beside its 128-byte twin on the 34 shapes): 0.999x, 1.016x, 1.002x, 0.996x
+    (per-shape range 0.956-1.071); the best of the four beat ours on 2 shapes by 1.3-2.1%, as its twin did."""
     tiles = ((64, 128, 64), (64, 128, 128), (128, 64, 64), (64, 256, 64))
     return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True, l2_promotion=256) for tile in tiles]
 
@@ -394,7 +396,7 @@ VARIANT_SETS = {
     "skinny_row": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "row")],
     # 256-deep K steps for skinny memory-bound shapes with B column-major (an experiment: kernels.build --set long_k)
     "long_k": lambda: [c for c in _long_k_steps_for("f32", "col")],
-    # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment: kernels.build --set l2promo)
+    # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment, no effect: session 28)
     "l2promo": lambda: [c for c in _l2_promotion_for("f32", "col")],
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
@@ -472,6 +474,12 @@ def supports(cfg: KernelConfig, m: int, n: int, k: int) -> bool:
     return k % a == 0 and n % a == 0
 
 
+def splits_fit(cfg: KernelConfig, k: int, splits: int) -> bool:
+    """Can a splitk variant cut this K into `splits` parts? Each must be a whole number of 16-byte steps (the kernels
+    return HGEMM_ERR_UNSUPPORTED otherwise: a search that proposes it wastes a trial, as 2 of session 28's did)."""
+    return cfg.family != "splitk" or splits <= 1 or k % (splits * cfg.alignment) == 0
+
+
 def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
     """Values of hgemm_args_t's runtime knobs this variant honours (0 = the kernel's default)."""
     if cfg.family == "sm90":
@@ -481,11 +489,11 @@ def runtime_knobs(cfg: KernelConfig) -> dict[str, tuple[int, ...]]:
     if cfg.family == "splitk" and cfg.schedule == "cluster":  # splits x M-tiles = CTAs per cluster (16: non-portable)
         return {"raster": (0,), "swizzle": (0,),
                 "splits": tuple(s for s in (0, 2, 4, 8, 16) if s * cfg.cluster[0] <= 16)}
-    if cfg.family == "splitk":  # splits must divide K into 16-byte steps: powers of two fit every K of the grid
+    if cfg.family == "splitk":  # each split a whole number of 16-byte steps of K: splits_fit says for which K
         return {"raster": (0,), "swizzle": (0,), "splits": (0, 2, 4, 8, 16, 32)}
     # CUTLASS 2.x swizzle is a template argument (GemmIdentityThreadblockSwizzle<8>, adaptive to the grid).
     return {"raster": (0,), "swizzle": (0,), "splits": (0, 1, 2, 3, 4, 8, 16)}
 
 
-__all__ = ["problems", "is_valid", "enumerate", "variant_set", "config_named", "supports", "runtime_knobs",
-           "smem_bytes", "acc_regs_per_thread", "splitk_cluster_warpgroups", "VARIANT_SETS"]
+__all__ = ["problems", "is_valid", "enumerate", "variant_set", "config_named", "supports", "splits_fit",
+           "runtime_knobs", "smem_bytes", "acc_regs_per_thread", "splitk_cluster_warpgroups", "VARIANT_SETS"]

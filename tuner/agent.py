@@ -20,6 +20,7 @@ import numpy as np
 
 from tuner.arms import Arm
 from tuner.features import FeatureMap
+from tuner.lt_arms import is_lt
 
 FAILED_REWARD = math.log(0.25)  # a failing arm counts as a 4x slowdown
 
@@ -30,6 +31,18 @@ class AgentParams:
     noise: float = 0.05  # std of log-speedup noise the model cannot explain
     explore: float = 1.0  # scale on the posterior draw (1 = plain Thompson sampling)
     compile_penalty: float = 0.03  # log-speedup units charged for an arm whose variant is not built
+    # log-speedup units charged for an arm whose variant (config and split count) this shape has measured already and
+    # that does not lead: its other raster / swizzle settings rarely move it by more (session 28: the best setting
+    # beats a variant's median one by 0.5% at the median, > 2% in 11-14% of the records). A from-scratch pass spent
+    # 83% of its variant trials on settings of variants it had measured. Replayed from the records
+    # (tuner.offline_replay, 5 seeds), 0.1 found more: f32 0.978 -> 0.983, f16 0.971 -> 0.978 of the best pooled arm;
+    # on the synthetic space, where raster moves every arm by 2% and stream-K splits decide, it lost (tuner.compare,
+    # seed 0: 44 -> 136 trials to 2%). Off until a pass on the GPU decides (docs/tuner.md).
+    repeat_penalty: float = 0.0
+    # every shape measures the agent's favourite of each kernel family (sm90, splitk, sm80) before its free choices: a
+    # linear model fitted on other shapes is confident where it is wrong (the from-scratch pass tried split-K on 1 of
+    # 1000 f32 shapes; it wins several small ones by 1.5x). Off: in the replay it moved nothing beyond the seeds' spread
+    cover_families: bool = False
     seed: int = 0
 
 
@@ -82,23 +95,33 @@ class Agent:
         return self.mean() + self.p.noise * self.p.explore * (self._factor @ eps)
 
     # --- the policy ---------------------------------------------------------------------------------------------
-    def scores(self, X: np.ndarray, arms: list[Arm], built: set[str], w: np.ndarray) -> np.ndarray:
-        penalty = np.array([0.0 if a.config in built else self.p.compile_penalty for a in arms])
+    def scores(self, X: np.ndarray, arms: list[Arm], built: set[str], w: np.ndarray,
+               repeated: set[tuple] = frozenset()) -> np.ndarray:
+        """phi·w minus the charges: compile (variant not built) and repeat (the variant has had a trial already and
+        does not lead: once every variant that looks within the charge has had one, the rest compete on the model)."""
+        penalty = np.array([(0.0 if a.config in built else self.p.compile_penalty)
+                            + (self.p.repeat_penalty if _variant(a) in repeated else 0.0) for a in arms])
         return X @ w - penalty
 
     def propose(self, m: int, n: int, k: int, acc: str, candidates: list[Arm], tried: set[Arm], built: set[str],
-                count: int = 1, X: np.ndarray | None = None) -> list[Arm]:
-        """`count` distinct untried arms, one Thompson draw each (a batch to build and measure together)."""
+                count: int = 1, X: np.ndarray | None = None, leader: Arm | None = None) -> list[Arm]:
+        """`count` distinct untried arms, one Thompson draw each (a batch to build and measure together). `leader`:
+        the shape's fastest arm so far, whose variant's other knob settings go uncharged (refine the leader, do not
+        polish the others)."""
         open_idx = [i for i, a in enumerate(candidates) if a not in tried]
         if not open_idx:
             return []
         arms = [candidates[i] for i in open_idx]
         Xo = (X[open_idx] if X is not None else self.fm.matrix(m, n, k, acc, arms))
+        # cuBLASLt ranks are distinct algorithms, not knob settings of one
+        repeated = {_variant(a) for a in tried if not is_lt(a)} - ({_variant(leader)} if leader is not None else set())
         chosen: list[int] = []
         for _ in range(min(count, len(arms))):
-            s = self.scores(Xo, arms, built, self.sample())
+            s = self.scores(Xo, arms, built, self.sample(), repeated)
             s[chosen] = -np.inf
             chosen.append(int(np.argmax(s)))
+            if not is_lt(arms[chosen[-1]]):  # a batch's later draws pay for its earlier picks too
+                repeated.add(_variant(arms[chosen[-1]]))
         return [arms[i] for i in chosen]
 
     def best_predicted(self, m: int, n: int, k: int, acc: str, candidates: list[Arm],
@@ -130,6 +153,12 @@ class Agent:
         if refresh:
             agent.refresh()
         return agent
+
+
+def _variant(arm: Arm) -> tuple:
+    """What the repeat charge counts as one variant: the compiled config with its split count (a split-K config's
+    splits are its algorithm); raster and swizzle are the knobs that rarely matter."""
+    return arm.config, arm.splits
 
 
 def reward_of(speedup: float) -> float:

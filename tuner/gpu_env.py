@@ -79,7 +79,8 @@ class GpuEnv:
     def candidates(self, shape: Shape) -> list[Arm]:
         from kernels import space
 
-        variants = [a for a in self.arms if not is_lt(a) and space.supports(self.configs[a.config], *shape)]
+        variants = [a for a in self.arms if not is_lt(a) and space.supports(self.configs[a.config], *shape)
+                    and space.splits_fit(self.configs[a.config], shape[2], a.splits)]
         lt = [a for a in self.arms if is_lt(a)]
         return variants + ([a for a in lt if a.algo < self.lt_length(shape)] if lt else [])
 

@@ -75,6 +75,10 @@ def agent_search(agent: Agent, env: Environment, shape: Shape, *, budget_trials:
     result = ShapeSearch(shape, env.cublas_us(shape))
     tried: set[Arm] = set()
     first = sorted((a for a in candidates if is_lt(a) and a.algo < lt_first), key=lambda a: a.algo)
+    if agent.p.cover_families:  # one proposal per family, each from that family's arms alone
+        for family in sorted({a.family for a in candidates if not is_lt(a)}):
+            own = [a for a in candidates if a.family == family]
+            first += agent.propose(m, n, k, env.acc, own, set(first), env.built(), count=1)
     if prefer is not None:
         preferred = [a for a in candidates if prefer(a)]
         first += agent.propose(m, n, k, env.acc, preferred, set(first), env.built(), count=prefer_count)
@@ -85,8 +89,9 @@ def agent_search(agent: Agent, env: Environment, shape: Shape, *, budget_trials:
         want = int(min(batch, limit - len(result.trials)))
         arms = [a for a in first if a not in tried][:want]
         if len(arms) < want:
+            leader = result.best.arm if result.best is not None else None
             arms += agent.propose(m, n, k, env.acc, candidates, tried | set(arms), env.built(),
-                                  count=want - len(arms), X=X)
+                                  count=want - len(arms), X=X, leader=leader)
         missing = sorted({a.config for a in arms} - env.built())
         if missing:
             result.seconds += env.build(missing)  # one parallel build for the batch

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--objective call: cost pdl variants with their base's kernel time (tuner/objective.py)")
     p.add_argument("--kernel-floor", type=float, default=0.97,
                    help="--objective call: only arms whose kernel is at least this fraction as fast as the fastest")
+    p.add_argument("--repeat-penalty", type=float, default=AgentParams.repeat_penalty,
+                   help="log-speedup charge on a non-leading variant's other raster/swizzle settings (tuner/agent.py)")
+    p.add_argument("--cover-families", action="store_true",
+                   help="measure the agent's favourite of every kernel family on each shape first (tuner/agent.py)")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -132,7 +136,8 @@ def main(argv=None) -> int:
     shapes = read_grid(args.grid)[: args.limit]
     train, held = split_holdout(shapes, args.holdout_fraction, args.seed)
     arms, configs = candidate_arms(args)
-    agent = Agent(FeatureMap(arms), AgentParams(seed=args.seed))
+    agent = Agent(FeatureMap(arms), AgentParams(seed=args.seed, repeat_penalty=args.repeat_penalty,
+                                                cover_families=args.cover_families))
     store = ResultStore(state / f"finished_{tag}.jsonl")
     done = {k: v for k, v in store.load().items() if k.endswith(f"|{args.acc}|{args.b_layout}")}
     for record in done.values():

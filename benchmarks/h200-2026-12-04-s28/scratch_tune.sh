@@ -9,12 +9,16 @@
 # fresh machine the previous call's scratch.tgz.part-* files, carried in .carry4/, restore both. END (seconds after
 # the start) bounds the call; each phase's wall time goes to rc.txt, its log to $OUT.
 #   HGEMM_COMMIT=<sha> END=540 bash benchmarks/h200-2026-12-04-s28/scratch_tune.sh
+# A pass with another search policy: TAG names its state and tables (/tmp/scratch_state$TAG), TUNE_ARGS go to
+# tuner.tune (e.g. "--repeat-penalty 0.1"), PREBUILT=1 uses the carried tables pack (.carry1) instead of compiling.
 set -u
 source scripts/device_prologue.sh
 END=${END:-540}
+TAG=${TAG:-}
 export HGEMM_CACHE_DIR=/tmp/hgemm_scratch
-ST=/tmp/scratch_state; TB=/tmp/scratch_tables
-if [ ! -d $HGEMM_CACHE_DIR ] && ls .carry4/scratch.tgz.part-* > /dev/null 2>&1; then
+[ "${PREBUILT:-0}" = 1 ] && export HGEMM_CACHE_DIR=$PWD/.cache/hgemm
+ST=/tmp/scratch_state$TAG; TB=/tmp/scratch_tables$TAG
+if [ ! -d $ST ] && ls .carry4/scratch.tgz.part-* > /dev/null 2>&1; then
   cat .carry4/scratch.tgz.part-* | tar xz -C /tmp && echo "restored the cache and state from .carry4" >> $OUT/rc.txt
 fi
 mkdir -p $HGEMM_CACHE_DIR $ST $TB
@@ -32,7 +36,7 @@ if [ "$(python3 -m kernels.build --tables committed --dry-run | grep -c ' to bui
     python3 -m tuner.tune --env gpu --grid tuner/grids/grid_1000.txt --acc $acc --b-layout col --gpus 0 \
       --variant-set tables --budget-trials 12 --budget-seconds 0.4 --lt-sweep-us 100 \
       --deadline-seconds $(( $(left) - 45 )) --state-dir $ST --tables-dir $TB --min-speedup 1.01 --objective kernel \
-      >> $OUT/tune_$acc.log 2>&1
+      ${TUNE_ARGS:-} >> $OUT/tune_$acc$TAG.log 2>&1
     echo "tune $acc rc=$? from ${t}s to $(el)s: $(python3 - $ST/finished_$([ $acc = fp16 ] && echo f16 || echo f32)_col.jsonl <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])] if __import__("os").path.exists(sys.argv[1]) else []
@@ -43,7 +47,12 @@ PY
   done
 fi
 # files come back at most 8, 16 MiB each: the cache in 15 MB parts, the logs in one tarball
-tar czf - -C /tmp hgemm_scratch/lib scratch_state scratch_tables 2>/dev/null | split -b 15M - $OUT/scratch.tgz.part-
+if [ "${PREBUILT:-0}" = 1 ]; then  # the cache came with the call: only the state and tables go back
+  tar czf - -C /tmp scratch_state$TAG scratch_tables$TAG | split -b 15M - $OUT/scratch.tgz.part-
+else
+  tar czf - -C /tmp hgemm_scratch/lib scratch_state$TAG scratch_tables$TAG 2>/dev/null \
+    | split -b 15M - $OUT/scratch.tgz.part-
+fi
 tar czf $OUT/logs.tgz -C $OUT --exclude='scratch.tgz.part-*' --exclude=env.txt --exclude=rc.txt --exclude=logs.tgz . \
   && find $OUT -maxdepth 1 -name '*.log' -delete
 echo "packed $(cat $OUT/scratch.tgz.part-* | wc -c) bytes in $(ls $OUT/scratch.tgz.part-* | wc -l) parts at $(el)s" >> $OUT/rc.txt

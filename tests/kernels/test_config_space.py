@@ -209,6 +209,14 @@ def test_runtime_knobs():
     assert 4 in space.runtime_knobs(sm80())["splits"]
 
 
+def test_splits_fit_whole_16_byte_steps_of_k_and_only_limit_splitk():
+    cfg = splitk()
+    assert space.splits_fit(cfg, 4096, 32) and space.splits_fit(cfg, 256, 32)
+    assert not space.splits_fit(cfg, 64, 32) and not space.splits_fit(cfg, 128, 32)  # the kernel refuses these
+    assert space.splits_fit(cfg, 64, 8) and space.splits_fit(cfg, 64, 0) and space.splits_fit(cfg, 64, 1)
+    assert space.splits_fit(sm80(), 64, 16)  # sm80's serial split-K takes any K
+
+
 def test_variant_sets_joins_sets_once_each_in_order():
     default, row = space.variant_set("default"), space.variant_set("tables_row")
     joined = space.variant_sets("default, tables_row,")

@@ -107,3 +107,45 @@ def test_the_comparison_measures_each_arm_once_and_replays_it_for_the_agent_and_
     result = compare(env, shapes, params=AgentParams(seed=0), random_seeds=2)
     assert Counting.calls == sum(r["candidates"] for r in result["rows"])  # the exhaustive passes, nothing more
     assert all(r["agent_budget"] >= 1 and 1 <= r["random_sim"] <= r["candidates"] for r in result["rows"])
+
+
+def _favouring(fm, favourite, arms, shape):
+    """An agent whose model has learnt (on this shape) that `favourite`'s variant is 2x faster than cuBLAS and every
+    other arm 2x slower."""
+    agent = Agent(fm, AgentParams(noise=0.01, repeat_penalty=0.0))
+    for arm in arms:
+        agent.observe(*shape, "f32", arm, np.log(2.0) if arm.config == favourite.config else np.log(0.5))
+    agent.refresh()
+    return agent
+
+
+def test_a_repeat_charge_sends_the_next_trial_to_another_variant(fm):
+    env = SyntheticEnv()
+    shape = Shape(1024, 1024, 1024)
+    cands = env.candidates(shape)
+    favourite = cands[0]
+    agent = _favouring(fm, favourite, cands[::3], shape)
+    built = {a.config for a in cands}
+    again = agent.propose(*shape, "f32", cands, {favourite}, built)[0]
+    assert (again.config, again.splits) == (favourite.config, favourite.splits)  # without the charge: another
+    agent.p.repeat_penalty = 10.0                                                # raster / swizzle of the same one
+    other = agent.propose(*shape, "f32", cands, {favourite}, built)[0]
+    assert (other.config, other.splits) != (favourite.config, favourite.splits)
+    led = agent.propose(*shape, "f32", cands, {favourite}, built, leader=favourite)[0]
+    assert (led.config, led.splits) == (favourite.config, favourite.splits)  # the leader's settings go uncharged
+
+
+def test_family_cover_measures_every_kernel_family_of_a_shape(fm):
+    env = SyntheticEnv()
+    shape = Shape(2048, 2048, 2048)
+    cands = env.candidates(shape)
+    favourite = next(a for a in cands if a.family == "sm90")
+    families = {a.family for a in cands}
+    assert families == {"sm90", "sm80"}
+    agent = _favouring(fm, favourite, cands[::3], shape)
+    run = agent_search(agent, env, shape, budget_trials=2, lt_first=0)
+    assert {t.arm.family for t in run.trials} == {"sm90"}  # the model's confidence keeps it on one family
+    agent = _favouring(fm, favourite, cands[::3], shape)
+    agent.p.cover_families = True
+    run = agent_search(agent, env, shape, budget_trials=2, lt_first=0)
+    assert {t.arm.family for t in run.trials} == families

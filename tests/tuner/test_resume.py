@@ -48,3 +48,15 @@ def test_deadline_stops_starting_shapes_and_still_writes_the_table(tmp_path):
     assert len(table["entries"]) == len(finished) < 3
     assert main(argv[:-2]) == 0  # the rerun without a deadline finishes the rest
     assert len(json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())["entries"]) == 3
+
+
+def test_the_search_policy_flags_reach_the_agent_that_tunes(tmp_path):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("64_64_64\n256_4096_64\n")
+    argv = ["--grid", str(grid), "--env", "synthetic", "--budget-trials", "6", "--state-dir", str(tmp_path / "st"),
+            "--tables-dir", str(tmp_path / "tables")]
+    assert main(argv + ["--repeat-penalty", "0.1", "--cover-families"]) == 0
+    params = json.loads((tmp_path / "st" / "predictor_f32_col.json").read_text())["agent"]["params"]
+    assert params["repeat_penalty"] == 0.1 and params["cover_families"] is True
+    records = ResultStore(tmp_path / "st" / "finished_f32_col.jsonl").load().values()
+    assert all({"sm90", "sm80"} <= {t["arm"]["family"] for t in r["trials"]} for r in records)  # every family measured
