@@ -8,7 +8,8 @@
           every shape (and from every worker) merges exactly.
   policy  Thompson sampling: draw w from the posterior, play the untried arm with the highest phi·w minus the
           compile cost of an arm whose variant is not built yet (prefer what is built, build only what looks worth
-          it). Exploration shrinks as the posterior tightens; it never enumerates the space.
+          it). Exploration shrinks as the posterior tightens; it never enumerates the space. Optional (AgentParams):
+          a charge on measured, non-leading variants' other raster / swizzle settings, one forced trial per family.
 A failed arm (wrong result, cannot launch) is recorded with a strongly negative reward, so the model learns to avoid
 its neighbourhood."""
 from __future__ import annotations
