@@ -17,9 +17,7 @@ split-K runs), so a policy is scored on how well it finds the best of those, not
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import math
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -29,21 +27,19 @@ from tuner.arms import Arm
 from tuner.environment import Measurement
 from tuner.features import FeatureMap
 from tuner.jobs import lt_sweep
+from tuner import retable
 from tuner.lt_arms import DEFAULT_LT_ARMS
 from tuner.search import agent_search
-from tuner.shapes import Shape, parse_mnk, read_grid
-
-BUCKETS = ((0.0, 1e9), (1e9, 1e11), (1e11, math.inf))
+from tuner.shapes import BUCKETS, Shape, parse_mnk, read_grid
+from tuner.summary import geomean
 
 
 def read_records(folder: str | Path, acc: str, b_layout: str) -> list[dict]:
-    for name in (f"finished_{acc}_{b_layout}.jsonl", f"finished_{acc}_{b_layout}.jsonl.gz"):
-        path = Path(folder) / name
-        if path.is_file():
-            opener = gzip.open if path.suffix == ".gz" else open
-            with opener(path, "rt") as f:
-                return [json.loads(line) for line in f if line.strip()]
-    return []
+    """A run's records (tuner.retable's reader), or none where the run did not tune this accumulator and layout."""
+    try:
+        return retable.read_records(Path(folder), acc, b_layout)
+    except FileNotFoundError:
+        return []
 
 
 class Pool:
@@ -131,15 +127,14 @@ def replay_pass(pool: Pool, shapes: list[Shape], acc: str, params: AgentParams, 
     return rows
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(max(v, 1e-9)) for v in values) / len(values)) if values else float("nan")
-
-
 def summarize(rows: list[dict]) -> dict:
-    out = {"shapes": len(rows), "all": geomean([r["ratio"] for r in rows]),
+    def score(part):  # a shape whose every found arm failed scores ~0, not an error
+        return geomean(max(r["ratio"], 1e-9) for r in part)
+
+    out = {"shapes": len(rows), "all": score(rows),
            "within_2pct": sum(r["ratio"] >= 0.98 for r in rows) / max(len(rows), 1)}
-    for lo, hi in BUCKETS:
-        out[f"{lo:g}-{hi:g}"] = geomean([r["ratio"] for r in rows if lo <= r["flop"] < hi])
+    for _, lo, hi in BUCKETS:
+        out[f"{lo:g}-{hi:g}"] = score([r for r in rows if lo <= r["flop"] < hi])
     return out
 
 
@@ -170,7 +165,7 @@ def main(argv=None) -> int:
         results[policy] = {"mean": mean, "runs": runs}
         spread = max(r["all"] for r in runs) - min(r["all"] for r in runs)
         print(f"{policy:32s} found/best {mean['all']:.4f} (spread {spread:.4f}) | "
-              + " / ".join(f"{mean[f'{lo:g}-{hi:g}']:.4f}" for lo, hi in BUCKETS)
+              + " / ".join(f"{mean[f'{lo:g}-{hi:g}']:.4f}" for _, lo, hi in BUCKETS)
               + f" | within 2%: {mean['within_2pct']:.1%}", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
