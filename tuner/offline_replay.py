@@ -13,7 +13,9 @@ Bias, stated: the pool holds what earlier searches chose to measure (their favou
 split-K runs), so a policy is scored on how well it finds the best of those, not of the whole space.
 
   python -m tuner.offline_replay --acc f32 --state benchmarks/h200-2026-11-30-s3/tune --state ... \\
-      --policy base --policy repeat=0.03 --policy cover --policy cover,repeat=0.03"""
+      --policy base --policy repeat=0.03 --policy cover --policy cover,repeat=0.03
+With --compare N, each policy instead runs the issue's comparison (tuner.compare: trials to reach 2% of the best,
+against random and exhaustive search) over the pool, on N shapes spread evenly over the grid's order."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from tuner.agent import Agent, AgentParams
 from tuner.arms import Arm
+from tuner.compare import compare
 from tuner.environment import Measurement
 from tuner.features import FeatureMap
 from tuner.jobs import lt_sweep
@@ -127,6 +130,13 @@ def replay_pass(pool: Pool, shapes: list[Shape], acc: str, params: AgentParams, 
     return rows
 
 
+def compare_on_pool(pool: Pool, shapes: list[Shape], acc: str, params: AgentParams, count: int) -> dict:
+    """tuner.compare over the pool: `count` of the pooled `shapes`, evenly spaced, in order; its summary."""
+    pooled = [s for s in shapes if s in pool.speedup]
+    picked = pooled[::max(1, len(pooled) // count)][:count]
+    return compare(PoolEnv(pool, acc), picked, params=params, random_seeds=3)["summary"]
+
+
 def summarize(rows: list[dict]) -> dict:
     def score(part):  # a shape whose every found arm failed scores ~0, not an error
         return geomean(max(r["ratio"], 1e-9) for r in part)
@@ -149,6 +159,8 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=3, help="passes per policy (agent seeds 0..n-1)")
     p.add_argument("--budget-trials", type=int, default=12)
     p.add_argument("--batch", type=int, default=4, help="arms proposed together (tuner.tune's default: 4)")
+    p.add_argument("--compare", type=int, default=0, metavar="N",
+                   help="run tuner.compare (agent vs random vs exhaustive) on N pooled shapes instead of a pass")
     p.add_argument("--out", default=None, help="write the summaries as JSON here")
     args = p.parse_args(argv)
     records = [r for folder in args.state for r in read_records(folder, args.acc, args.b_layout)]
@@ -158,6 +170,18 @@ def main(argv=None) -> int:
           f"{statistics.median(len(v) for v in pool.speedup.values()):.0f} arms per shape (median)")
     results = {}
     for policy in args.policy or ["base"]:
+        if args.compare:
+            runs = [compare_on_pool(pool, shapes, args.acc, replace(parse_policy(policy), seed=seed), args.compare)
+                    for seed in range(args.seeds)]
+            mean = {k: statistics.mean(r[k] for r in runs) for k in ("agent_fraction_of_exhaustive", "agent",
+                                                                       "random_expected", "exhaustive",
+                                                                       "agent_reached_rate")}
+            results[policy] = {"mean": mean, "runs": runs}
+            print(f"{policy:32s} trials to 2%: agent {mean['agent']:.1f}, random {mean['random_expected']:.1f}, "
+                  f"exhaustive {mean['exhaustive']:.1f}; agent {mean['agent_fraction_of_exhaustive']:.1%} of "
+                  f"exhaustive (random {mean['random_expected'] / mean['exhaustive']:.1%}), reached within budget "
+                  f"on {mean['agent_reached_rate']:.0%}", flush=True)
+            continue
         runs = [summarize(replay_pass(pool, shapes, args.acc, replace(parse_policy(policy), seed=seed),
                                       budget_trials=args.budget_trials, batch=args.batch))
                 for seed in range(args.seeds)]

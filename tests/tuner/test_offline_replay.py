@@ -5,7 +5,8 @@ import json
 import pytest
 
 from tuner.agent import AgentParams
-from tuner.offline_replay import Pool, PoolEnv, main, parse_policy, read_records, replay_pass, summarize
+from tuner.offline_replay import (Pool, PoolEnv, compare_on_pool, main, parse_policy, read_records, replay_pass,
+                                  summarize)
 from tuner.shapes import Shape
 from tuner.synthetic import SyntheticEnv, synthetic_arms
 
@@ -75,3 +76,23 @@ def test_the_command_reads_gzipped_records_and_writes_its_summary(tmp_path):
     result = json.loads(out.read_text())["results"]
     assert set(result) == {"base", "repeat=0"} and all(len(v["runs"]) == 2 for v in result.values())
     assert result["base"]["mean"]["shapes"] == 2  # the grid's shape without records is skipped
+
+
+def test_the_comparison_on_the_pool_scores_the_agent_against_random_and_exhaustive_on_pooled_shapes(tmp_path):
+    arms = synthetic_arms()[:40]
+    shapes = [Shape(64 << i, 1024, 512) for i in range(6)]
+    env = SyntheticEnv()
+    pool = Pool(_records(shapes, arms, lambda s, a, run: env.cublas_us(s) / env.true_us(s, a)))
+    s = compare_on_pool(pool, [Shape(64, 64, 64), *shapes], "f32", AgentParams(seed=0), count=3)
+    assert s["shapes"] == 3 and s["exhaustive"] == len(arms)  # every pooled arm is a candidate; unpooled skipped
+    assert 1 <= s["agent"] <= len(arms) and 1 <= s["random_expected"] <= len(arms)
+    with gzip.open(tmp_path / "finished_f32_col.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(r) + "\n" for r in _records(shapes, arms, lambda s, a, run: env.cublas_us(s)
+                                                                 / env.true_us(s, a)))
+    (tmp_path / "grid.txt").write_text("".join(f"{x.mnk}\n" for x in shapes))
+    out = tmp_path / "compare.json"
+    assert main(["--state", str(tmp_path), "--grid", str(tmp_path / "grid.txt"), "--seeds", "2", "--compare", "4",
+                 "--policy", "repeat=0", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["results"]["repeat=0"]
+    assert [r["shapes"] for r in result["runs"]] == [4, 4]
+    assert result["mean"]["agent_fraction_of_exhaustive"] == pytest.approx(result["mean"]["agent"] / len(arms))
