@@ -82,13 +82,12 @@ def test_the_comparison_on_the_pool_scores_the_agent_against_random_and_exhausti
     arms = synthetic_arms()[:40]
     shapes = [Shape(64 << i, 1024, 512) for i in range(6)]
     env = SyntheticEnv()
-    pool = Pool(_records(shapes, arms, lambda s, a, run: env.cublas_us(s) / env.true_us(s, a)))
-    s = compare_on_pool(pool, [Shape(64, 64, 64), *shapes], "f32", AgentParams(seed=0), count=3)
+    records = _records(shapes, arms, lambda s, a, run: env.cublas_us(s) / env.true_us(s, a))
+    s = compare_on_pool(Pool(records), [Shape(64, 64, 64), *shapes], "f32", AgentParams(seed=0), count=3)
     assert s["shapes"] == 3 and s["exhaustive"] == len(arms)  # every pooled arm is a candidate; unpooled skipped
     assert 1 <= s["agent"] <= len(arms) and 1 <= s["random_expected"] <= len(arms)
     with gzip.open(tmp_path / "finished_f32_col.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps(r) + "\n" for r in _records(shapes, arms, lambda s, a, run: env.cublas_us(s)
-                                                                 / env.true_us(s, a)))
+        f.writelines(json.dumps(r) + "\n" for r in records)
     (tmp_path / "grid.txt").write_text("".join(f"{x.mnk}\n" for x in shapes))
     out = tmp_path / "compare.json"
     assert main(["--state", str(tmp_path), "--grid", str(tmp_path / "grid.txt"), "--seeds", "2", "--compare", "4",
