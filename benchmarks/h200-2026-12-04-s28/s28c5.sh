@@ -13,16 +13,7 @@ for acc in ${ACCS:-fp32 fp16}; do
     --mode offline --timing kernel --b_layout col --baselines torch.matmul,cuBLAS-tn \
     --also_tables ${ALSO:-scratch=$S/scratch/tables} > $OUT/scratch_$acc.log 2>&1
   echo "$acc eval rc=$? at $(el)s" >> $OUT/rc.txt
-  python3 - $OUT/scratch_$acc/results.json >> $OUT/rc.txt 2>&1 <<'PY'
-import json, math, sys
-R = json.load(open(sys.argv[1]))
-gm = lambda r: math.exp(sum(map(math.log, r)) / len(r)) if r else float("nan")
-names = sorted({k for s in R["shapes"] for k in s["competitors"]})
-for name in names:
-    r = [s["competitors"]["torch.matmul"]["kernel_us"] / s["competitors"][name]["kernel_us"] for s in R["shapes"]
-         if s["competitors"].get(name, {}).get("ok") and s["competitors"]["torch.matmul"].get("ok")]
-    print(f"  {name}: {gm(r):.4f}x over torch.matmul on {len(r)} shapes")
-PY
+  python3 scripts/geomean_over_torch.py $OUT/scratch_$acc/results.json >> $OUT/rc.txt 2>&1
 done
 cat $OUT/env.txt $OUT/rc.txt
 pack_out call5
