@@ -5,6 +5,7 @@ Three families:
         stream-K tile scheduler. Built for sm_90a only. `pdl` variants launch with programmatic dependent launch
         (Hopper): the next kernel on the stream is scheduled while this one drains, and waits (griddepcontrol.wait,
         CUTLASS's GDC hooks) before its first global memory access; so back-to-back GEMMs overlap launch + prologue.
+        `l2_prefetch` pdl variants also fetch their first tile's operands into L2 before that wait.
   sm80  CUTLASS 2.x GemmUniversal: mma.sync m16n8k16 + cp.async multistage, serial split-K. Built for sm_80 and sm_90.
   splitk  CUTLASS 3.x TMA + wgmma mainloop (KernelTma: one warpgroup, not warp-specialized) with our epilogue, for
         few output tiles and a long K: the K splits run as grid z and meet in an fp32 reduction in L2, finished by
@@ -50,6 +51,7 @@ class KernelConfig:
     alignment: int = 8  # A/B/C access width in elements
     pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
     l2_promotion: int = 0  # sm90: bytes its TMA loads promote to L2 per request (0: CUTLASS's 128; 256)
+    l2_prefetch: bool = False  # sm90 pdl: its first tile's operands prefetched into L2 before it waits on the last grid
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -91,6 +93,10 @@ class KernelConfig:
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
             if self.l2_promotion not in L2_PROMOTIONS:
                 out.append(f"l2_promotion {self.l2_promotion!r} not in {L2_PROMOTIONS}")
+            if not isinstance(self.l2_prefetch, bool):
+                out.append(f"l2_prefetch must be a bool, got {self.l2_prefetch!r}")
+            elif self.l2_prefetch and not self.pdl:
+                out.append("l2_prefetch needs pdl (it overlaps the previous grid; alone it only adds work)")
         elif self.family == "sm80":
             if self.schedule or self.scheduler:
                 out.append("sm80 has no schedule/scheduler (leave them empty)")
@@ -114,6 +120,8 @@ class KernelConfig:
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
         if self.family != "sm90" and self.l2_promotion:
             out.append("only sm90 variants set l2_promotion (their TMA descriptors are CUTLASS's)")
+        if self.family != "sm90" and self.l2_prefetch:
+            out.append("only sm90 variants set l2_prefetch (it walks CUTLASS's tile scheduler and TMA descriptors)")
         return out
 
     @property
@@ -141,6 +149,8 @@ class KernelConfig:
             parts.append(f"l2p{self.l2_promotion}")
         if self.pdl:
             parts.append("pdl")
+        if self.l2_prefetch:
+            parts.append("l2pf")
         return "_".join(parts)
 
     def to_dict(self) -> dict:
@@ -151,6 +161,8 @@ class KernelConfig:
             del d["pdl"]  # the field came later: tables and records written before it stay byte-identical
         if not self.l2_promotion:
             del d["l2_promotion"]  # the same
+        if not self.l2_prefetch:
+            del d["l2_prefetch"]  # the same
         return d
 
     @classmethod

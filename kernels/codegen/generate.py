@@ -81,6 +81,12 @@ CUresult call_cuTensorMapEncodeIm2col(Args... args) { return cutlass::call_cuTen
 #define CUTLASS_CUDA_DRIVER_WRAPPER_CALL(func) hgemm_l2::call_##func"""
 
 
+# L2 prefetch before the grid dependency wait, only in l2_prefetch variants (their entry point is our wrapper of
+# CUTLASS's kernel, kernels/codegen/l2_prefetch.cuh; every other variant's source stays as it was).
+_L2_PREFETCH = """
+#include "l2_prefetch.cuh"  // l2_prefetch variant: the first tile's operands go to L2 before the kernel waits"""
+
+
 def _sm90_values(cfg: KernelConfig) -> dict:
     coop = cfg.schedule == "cooperative"
     streamk = cfg.scheduler == "streamk"
@@ -99,6 +105,9 @@ def _sm90_values(cfg: KernelConfig) -> dict:
         "stream_k": "true" if streamk else "false",
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl_launch": _PDL_LAUNCH if cfg.pdl else "",
         "l2_promotion": _L2_PROMOTION_256 if cfg.l2_promotion == 256 else "",
+        "l2_prefetch": _L2_PREFETCH if cfg.l2_prefetch else "",
+        "kernel_entry": ("hgemm::l2_prefetching_kernel<GemmKernel>" if cfg.l2_prefetch
+                         else "cutlass::device_kernel<GemmKernel>"),
         # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
         "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if cfg.b_layout == "col" else "K×N row-major, K steps by ldb",

@@ -97,6 +97,23 @@ def test_l2_promotion_source_routes_cutlass_tma_encodes_through_a_256_byte_wrapp
     assert not removed  # apart from the name, it adds lines and changes none
 
 
+def test_l2_prefetch_source_enters_cutlass_kernel_through_the_prefetching_wrapper():
+    pdl = generate(replace(SM90_PP, pdl=True))
+    pf_cfg = replace(SM90_PP, pdl=True, l2_prefetch=True)
+    pf = generate(pf_cfg)
+    assert "l2_prefetch" not in pdl and "hgemm::l2_prefetching_kernel" not in pdl
+    include = pf.index('#include "l2_prefetch.cuh"')
+    assert pf.index("#define CUTLASS_ENABLE_GDC_FOR_SM90 1") < include  # the GDC hooks are on in what it includes
+    assert pf.count("hgemm::l2_prefetching_kernel<GemmKernel>") == 2  # the attributes are set on what is launched
+    assert "cutlass::device_kernel<GemmKernel>" not in pf
+    # apart from the name, it adds the include and changes only the two lines naming the entry point
+    removed = set(pdl.splitlines()) - set(pf.replace("_l2pf", "").splitlines())
+    assert len(removed) == 2 and all("cutlass::device_kernel<GemmKernel>" in line for line in removed)
+    # the header is part of its build key, and of no other variant's
+    assert "l2_prefetch.cuh" in {p.name for p in generate_headers(pf)}
+    assert "l2_prefetch.cuh" not in {p.name for p in generate_headers(pdl)}
+
+
 def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():
     col = KernelConfig("splitk", "f32", "col", (128, 64, 64), stages=4, pdl=True)
     row = replace(col, acc="f16", b_layout="row", pdl=False)

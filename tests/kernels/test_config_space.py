@@ -180,6 +180,24 @@ def test_l2_promotion_is_an_sm90_field_left_out_of_dicts_unless_set():
     assert {replace(c, l2_promotion=0) for c in experiment} <= set(space.variant_set("tables"))
 
 
+def test_l2_prefetch_is_an_sm90_pdl_field_left_out_of_dicts_unless_set():
+    assert "l2_prefetch" not in sm90(pdl=True).to_dict()  # tables and records written before the field stay identical
+    on = sm90(pdl=True, l2_prefetch=True)
+    d = json.loads(json.dumps(on.to_dict()))
+    assert d["l2_prefetch"] is True and KernelConfig.from_dict(d) == on
+    assert on.name == sm90(pdl=True).name + "_l2pf"
+    with pytest.raises(ValueError, match="l2_prefetch needs pdl"):
+        sm90(l2_prefetch=True)
+    with pytest.raises(ValueError, match="only sm90 variants set l2_prefetch"):
+        KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, pdl=True, l2_prefetch=True)
+    with pytest.raises(ValueError, match="l2_prefetch must be a bool"):
+        sm90(pdl=True, l2_prefetch=1)
+    experiment = space.variant_set("l2_prefetch")
+    assert experiment and all(c.l2_prefetch and c.b_layout == "col" and space.is_valid(c) for c in experiment)
+    # each one's twin is a pdl variant the tables run: the experiment times like against like
+    assert {replace(c, l2_prefetch=False) for c in experiment} <= set(space.variant_set("tables"))
+
+
 def test_unknown_set_raises():
     with pytest.raises(KeyError, match="unknown variant set"):
         space.variant_set("nope")
