@@ -7,6 +7,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
     python -m tuner.committed_tables --confirm-rounds 1 --out-dir /tmp/t1   # only the first round of corrections
     python -m tuner.committed_tables --confirm-row-rounds 1 --out-dir /tmp/r1   # the row entries' first round too
     python -m tuner.committed_tables --no-ab-reverts --out-dir /tmp/c   # what the last A/B measured as its candidate
+    python -m tuner.committed_tables --no-prefetch-twins --out-dir /tmp/p   # graph choices without the L2 prefetch
 """
 from __future__ import annotations
 
@@ -194,6 +195,13 @@ AB_REVERTS += ({acc: _ab(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
 AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in ("f32", "f16")},)
 
 
+# Last, the col graph choices move to their l2_prefetch twins where the prefetch pays (tuner/prefetch_twins.py): on
+# since session 30's A/B (call 2, 100 of the 306 f32 / 315 f16 changed entries, none of them among call 1's shapes the
+# rule was read from; both roles: kernel-only +6.0% / +6.2% f32, +6.1% / +6.1% f16; per call within the dispatchers'
+# offset, the eager choices unchanged).
+PREFETCH_TWIN_LAYOUTS = ("col",)
+
+
 def table_path(acc: str, directory: Path = TABLES) -> Path:
     return Path(directory) / f"sm90_{acc}.json"
 
@@ -231,7 +239,7 @@ def main(argv=None) -> int:
     import shutil
     import tempfile
 
-    from tuner import ab_revert, confirm, retable
+    from tuner import ab_revert, confirm, prefetch_twins, retable
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", type=Path, default=TABLES)
     p.add_argument("--acc", choices=tuple(EXTRA), action="append", help="default: both")
@@ -248,6 +256,8 @@ def main(argv=None) -> int:
                         "DIR/rowN (one build gives every round's table: tests/kernels/test_committed_tables.py)")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
+    p.add_argument("--no-prefetch-twins", dest="prefetch_twins", action="store_false",
+                   help="leave the graph choices on their pdl variants (no l2_prefetch twins: tuner/prefetch_twins.py)")
     p.epilog = ("A candidate: any other option goes to every retable step (tuner/retable.py), e.g. --host-us "
                 "cublas=24, --pdl-alone-factor 2, --loop-guard, --mid-floor 0.97; retable refuses what it does not know.")
     args, extra = p.parse_known_args(argv)
@@ -279,6 +289,10 @@ def main(argv=None) -> int:
                 snapshot(f"row{round_index + 1}")
             for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
                 if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):
+                    return rc
+            for layout in PREFETCH_TWIN_LAYOUTS if args.prefetch_twins else ():
+                table = str(table_path(acc, work))
+                if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout]):
                     return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0

@@ -1,0 +1,80 @@
+"""`python -m tuner.prefetch_twins --table T --out O`: a table's B column-major graph choices (calls captured into a CUDA
+graph, timed kernel-only) moved to their l2_prefetch twins where the prefetch pays.
+
+An l2_prefetch twin (kernels/codegen/l2_prefetch.cuh) is its pdl variant with one thread prefetching the first tile's
+operands into L2 before the kernel waits on the previous grid. Session 30 (call 1, both roles, 200 changed shapes,
+per-shape ratios repeated within ~0.5% between roles) measured where that pays, back to back on one stream: at most
+64 CTAs (idle SMs take the next grid's CTAs early, so its prefetch overlaps the previous grid: up to 1.33x), or at
+most ~100 KB prefetched per CTA (1.0-1.17x with 128-132 CTAs); 128-132 CTAs prefetching 130-220 KB each ran
+0.76-0.97x (nothing to overlap; the prefetches queue ahead of the TMA loads). Eager choices (lone calls) stay: with no
+grid before them the prefetch overlaps nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from kernels.config import KernelConfig
+from tuner.tables import read_table, write_table
+
+SMS = 132  # H200
+SMEM_BYTES = 232448 - 8192  # sm90's 227 KB less ~8 KB of epilogue: an estimate of CUTLASS's auto stage count
+MAX_EARLY_CTAS = 64
+MAX_PREFETCH_BYTES = 100 * 1024
+
+
+def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int) -> bool:
+    """Whether cfg's l2_prefetch twin is expected to beat it back to back on an m×n×k GEMM (module docstring)."""
+    tm, tn, tk = cfg.tile
+    ctas = min(math.ceil(m / tm) * math.ceil(n / tn), SMS)
+    stage_bytes = (tm + tn) * tk * 2
+    k_tiles = min(math.ceil(k / tk), SMEM_BYTES // stage_bytes)  # the kernel prefetches at most its pipeline's depth
+    return ctas <= MAX_EARLY_CTAS or k_tiles * stage_bytes <= MAX_PREFETCH_BYTES
+
+
+def twin_of(cfg: KernelConfig) -> KernelConfig | None:
+    """The l2_prefetch twin of an sm90 pdl variant (None for any other)."""
+    if cfg.family != "sm90" or not cfg.pdl or cfg.l2_prefetch:
+        return None
+    return replace(cfg, l2_prefetch=True)
+
+
+def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays) -> list[str]:
+    """Move the graph choices of `table` (a tuned table's JSON) to their twins where `pays`; returns the M_N_K keys
+    changed. An entry without a graph choice gets one (its eager choice, swapped), keeping its `acc`."""
+    changed = []
+    for entry in table["entries"]:
+        if entry["b_layout"] != b_layout:
+            continue
+        graph = entry.get("graph") or {key: entry[key] for key in ("kernel", "config", "runtime", "us", "acc")
+                                       if key in entry}
+        if graph["kernel"] in ("cublas", "cublaslt"):
+            continue
+        twin = twin_of(KernelConfig.from_dict(graph["config"]))
+        if twin is None or not pays(twin, entry["m"], entry["n"], entry["k"]):
+            continue
+        entry["graph"] = {**graph, "kernel": twin.name, "config": twin.to_dict()}
+        changed.append(f"{entry['m']}_{entry['n']}_{entry['k']}")
+    return changed
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--table", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--b-layout", default="col", choices=("col", "row"))
+    args = p.parse_args(argv)
+    table = read_table(args.table)
+    changed = swap_in_twins(table, args.b_layout)
+    meta = dict(table["meta"])
+    meta["l2_prefetch_twins"] = {**meta.get("l2_prefetch_twins", {}), args.b_layout: {
+        "graph_choices": len(changed), "max_early_ctas": MAX_EARLY_CTAS, "max_prefetch_bytes": MAX_PREFETCH_BYTES}}
+    write_table(args.out, meta, table["entries"])
+    print(f"{args.out}: {len(changed)} {args.b_layout} graph choices moved to their l2_prefetch twins")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
