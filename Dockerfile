@@ -8,11 +8,11 @@ ARG CUDA_IMAGE=nvidia/cuda:12.8.1-devel-ubuntu24.04
 FROM ${CUDA_IMAGE}
 
 ARG CUDA_ARCHS="sm90,sm80"
-# The variant sets to compile: by default every variant the committed tuned tables name (default: both B layouts;
-# wide_pdl_mid and tables_row: what the sm90 tables' B col-major and row-major entries were tuned over; splitk and
-# splitk_cluster: the one-kernel split-K variants, reduced in L2 / in a cluster), so no tuned choice falls back for
-# want of a build.
-ARG KERNEL_SETS="default,wide_pdl_mid,tables_row,splitk,splitk_cluster"
+# The variant sets to compile: by default every variant the committed tuned tables name (tables: those, the l2_prefetch
+# twins among them; default: both B layouts; wide_pdl_mid and tables_row: what the sm90 tables' B col-major and
+# row-major entries were tuned over; splitk and splitk_cluster: the one-kernel split-K variants, reduced in L2 / in a
+# cluster), so no tuned choice falls back for want of a build.
+ARG KERNEL_SETS="tables,default,wide_pdl_mid,tables_row,splitk,splitk_cluster"
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
 
 ENV DEBIAN_FRONTEND=noninteractive \

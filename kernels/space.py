@@ -347,12 +347,14 @@ def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
 
 
 def _l2_prefetch_twins(layout: str) -> list[KernelConfig]:
-    """An experiment for kernel-only time on small shapes, where a pdl kernel's critical path is: the previous grid
-    ends, this one's wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into
-    L2 before that wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail.
-    The sm90 pdl variants the committed tables run in `layout`."""
-    return [replace(c, l2_prefetch=True) for c in _committed_table_variants()
-            if c.family == "sm90" and c.pdl and c.b_layout == layout]
+    """For kernel-only time on small shapes, where a pdl kernel's critical path is: the previous grid ends, this one's
+    wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into L2 before that
+    wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail: the twins of
+    the sm90 pdl variants the committed tables run in `layout`. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where
+    many CTAs prefetch much; the col tables run them where they paid (tuner/prefetch_twins.py)."""
+    twins = [replace(c, l2_prefetch=True) for c in _committed_table_variants()
+             if c.family == "sm90" and c.pdl and c.b_layout == layout]
+    return list(dict.fromkeys(twins))  # the tables run some twins already (tuner/prefetch_twins.py): each once
 
 
 def _smoke() -> list[KernelConfig]:
@@ -407,9 +409,10 @@ VARIANT_SETS = {
     "long_k": lambda: [c for c in _long_k_steps_for("f32", "col")],
     # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment, no effect: session 28)
     "l2promo": lambda: [c for c in _l2_promotion_for("f32", "col")],
-    # the tables' sm90 pdl variants prefetching their first tile into L2 before the grid dependency wait (an
-    # experiment: kernels.build --set l2_prefetch)
+    # the tables' sm90 pdl variants prefetching their first tile into L2 before the grid dependency wait, per B
+    # layout (kernels.build --set l2_prefetch / l2_prefetch_row; the col tables run some since session 30)
     "l2_prefetch": lambda: _l2_prefetch_twins("col"),
+    "l2_prefetch_row": lambda: _l2_prefetch_twins("row"),
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),

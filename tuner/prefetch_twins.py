@@ -65,6 +65,7 @@ def main(argv=None) -> int:
     p.add_argument("--table", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--b-layout", default="col", choices=("col", "row"))
+    p.add_argument("--changed", type=Path, help="also write the changed shapes here, one M_N_K per line (an A/B's list)")
     args = p.parse_args(argv)
     table = read_table(args.table)
     changed = swap_in_twins(table, args.b_layout)
@@ -72,6 +73,8 @@ def main(argv=None) -> int:
     meta["l2_prefetch_twins"] = {**meta.get("l2_prefetch_twins", {}), args.b_layout: {
         "graph_choices": len(changed), "max_early_ctas": MAX_EARLY_CTAS, "max_prefetch_bytes": MAX_PREFETCH_BYTES}}
     write_table(args.out, meta, table["entries"])
+    if args.changed:
+        args.changed.write_text("".join(f"{key}\n" for key in changed))
     print(f"{args.out}: {len(changed)} {args.b_layout} graph choices moved to their l2_prefetch twins")
     return 0
 
