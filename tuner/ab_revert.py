@@ -88,7 +88,7 @@ def revert(entries: list[dict], acc: str, base: dict, candidate: dict, runs: lis
 def main(argv=None) -> int:
     import argparse
 
-    from tuner.tables import read_table, write_table
+    from tuner.tables import layout_totals, read_table, write_table
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--table", required=True, help="the table to correct")
@@ -116,9 +116,7 @@ def main(argv=None) -> int:
     # keyed by the candidate measured, so that rebuilding a table (which keeps the meta it had) records each A/B once
     # and the table's own totals after it, as tuner.confirm states them (an eager revert may bring back an fp16 table's
     # fp32-accumulating choice, or split an entry's eager and graph choices)
-    totals = {layout: {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
-                       "graph_alternatives": sum("graph" in e for e in mine)}
-              for layout in ("col", "row") for mine in [[e for e in entries if e["b_layout"] == layout]]}
+    totals = {layout: layout_totals(entries, layout) for layout in ("col", "row")}
     record = {"layouts": len(runs), "margin": args.margin, **count, "totals": totals}
     name = "/".join(Path(args.candidate).resolve().parts[-4:-2])  # e.g. h200-2026-12-02-s13/call3
     meta = {key: value for key, value in table["meta"].items() if key != "ab_reverted"}  # this step's record last

@@ -192,7 +192,7 @@ def _with_picks(entry: dict, acc: str, picks: dict) -> dict:
 
 def main(argv=None) -> int:
     import argparse
-    from tuner.tables import meta_key, read_table, write_table
+    from tuner.tables import layout_totals, meta_key, read_table, write_table
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--table", required=True, help="the table to correct (e.g. what tuner.retable wrote)")
@@ -218,9 +218,7 @@ def main(argv=None) -> int:
         p.error(str(error))
     # the corrected table's own totals (meta.tuner keeps what tuning chose)
     layout = runs[0].b_layout
-    mine = [e for e in entries if e["b_layout"] == layout]
-    totals = {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
-              "graph_alternatives": sum("graph" in e for e in mine)}
+    totals = layout_totals(entries, layout)
     this_round = {"runs": [spec.split("=", 1)[0] for spec in args.run], "margin": args.margin, **counts, **totals}
     record = meta_key("confirmed", layout)
     if record in table["meta"]:  # a table corrected before: keep that round's record under this one's

@@ -71,6 +71,14 @@ def with_graph(entries: list[dict], graph_entries: list[dict]) -> tuple[list[dic
     return out, count
 
 
+def layout_totals(entries: list[dict], b_layout: str) -> dict[str, int]:
+    """A table's own totals over one B layout's entries, as each correction step states them in its meta record (the
+    tests check the tables against the last step's): fp32-accumulating choices of an f16 table, graph choices."""
+    mine = [e for e in entries if e["b_layout"] == b_layout]
+    return {"borrowed_f32": sum(e.get("acc") == "f32" for e in mine),
+            "graph_alternatives": sum("graph" in e for e in mine)}
+
+
 def meta_key(name: str, b_layout: str) -> str:
     """A table meta record of one B layout's entries: "tuner" / "confirmed" describe the col entries (they predate
     the row ones), "tuner_row" / "confirmed_row" the row entries."""

@@ -41,6 +41,10 @@ def test_row_major_entries_cover_the_whole_grid(tables):
         assert base == grid and rows == grid, f"{acc}: {len(grid - rows)} grid shapes without a row entry"
 
 
+def graph_choices(table):
+    return [entry.graph for entry in table.entries.values() if entry.graph is not None]
+
+
 def choices(table):
     """Every choice a table makes: each entry's own and, where it has one, its choice for captured calls."""
     for entry in table.entries.values():
@@ -57,19 +61,24 @@ def test_every_named_variant_is_in_the_set_its_layout_was_tuned_over_and_runs_it
                   "row": ("row twins of wide_pdl_mid, splitk,splitk_cluster",
                           {replace(cfg, b_layout="row").name for cfg in space.variant_set("wide_pdl_mid")} | splitk)}
     for acc, table in tables.items():
+        graph = {id(entry) for entry in graph_choices(table)}
         for entry in choices(table):
             run_acc = entry.acc or acc
             if entry.is_arm:
                 continue
             name, members = tuned_over[entry.b_layout]
-            assert entry.kernel in members, f"{acc}: {entry.kernel} is not built by the {name} set"
+            # or the l2_prefetch twin of a member (tuner/prefetch_twins.py), as a graph choice only
+            tuned = replace(entry.config, l2_prefetch=False).name if id(entry) in graph else entry.kernel
+            assert tuned in members, f"{acc}: {entry.kernel} is not built by the {name} set"
             assert entry.config.acc == run_acc and entry.config.b_layout == entry.b_layout
             assert space.supports(entry.config, entry.m, entry.n, entry.k)
 
 
 def stated_total(meta: dict, b_layout: str, key: str) -> int:
-    """A layout's total as the table's last step states it: an A/B's reverts, else the benchmark's corrections,
-    else tuning."""
+    """A layout's total as the table's last step states it: the L2 prefetch twins, else an A/B's reverts, else the
+    benchmark's corrections, else tuning."""
+    if "l2_prefetch_twins" in meta:
+        return meta["l2_prefetch_twins"]["totals"][b_layout][key]
     reverts = list(meta.get("ab_reverted", {}).values())
     if reverts and "totals" in reverts[-1]:
         return reverts[-1]["totals"][b_layout][key]

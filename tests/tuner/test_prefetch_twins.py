@@ -1,0 +1,79 @@
+"""CPU tests of tuner/prefetch_twins.py: the rule session 30 measured, and how it moves a table's graph choices."""
+import json
+
+import pytest
+
+from kernels.config import KernelConfig
+from tuner import prefetch_twins
+from tuner.prefetch_twins import prefetch_pays, swap_in_twins, twin_of
+from tuner.tables import read_table, write_table
+
+PP64 = KernelConfig("sm90", "f32", "col", (64, 64, 64), schedule="pingpong", scheduler="persistent", pdl=True)
+COOP128 = KernelConfig("sm90", "f32", "col", (128, 128, 64), schedule="cooperative", scheduler="persistent", pdl=True)
+
+
+@pytest.mark.parametrize("cfg, shape, pays", [
+    (PP64, (64, 128, 512), True),  # 2 CTAs: idle SMs take the next grid early (1.33x in call 1)
+    (PP64, (64, 8192, 64), True),  # 128 CTAs, one 16 KB k-tile each (1.14x)
+    (PP64, (64, 16384, 512), False),  # 132 CTAs, 8 k-tiles of 16 KB each (0.93x)
+    (COOP128, (2048, 1024, 512), False),  # 128 CTAs, 6 stages of 32 KB (0.76x)
+    (COOP128, (128, 16384, 128), True),  # 128 CTAs, 2 k-tiles: 64 KB
+    (COOP128, (1024, 1024, 4096), True),  # 64 CTAs
+])
+def test_the_rule_is_the_split_call_1_measured(cfg, shape, pays):
+    assert prefetch_pays(cfg, *shape) is pays
+
+
+def test_only_sm90_pdl_variants_have_a_twin():
+    assert twin_of(PP64).l2_prefetch and twin_of(PP64).name == PP64.name + "_l2pf"
+    assert twin_of(twin_of(PP64)) is None
+    no_pdl = KernelConfig("sm90", "f32", "col", (64, 64, 64), schedule="pingpong", scheduler="persistent")
+    splitk = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, pdl=True)
+    assert twin_of(no_pdl) is None and twin_of(splitk) is None
+
+
+def _choice(cfg, us=3.0):
+    return {"kernel": cfg.name, "config": cfg.to_dict(), "runtime": {"raster": 0, "swizzle": 0, "splits": 0}, "us": us}
+
+
+def _entry(m, n, k, cfg, b_layout="col", **extra):
+    return {"m": m, "n": n, "k": k, "b_layout": b_layout, **_choice(cfg), "cublas_us": 4.0, **extra}
+
+
+def _table(entries):
+    return {"meta": {"gpu": "NVIDIA H200", "arch": "sm90", "acc": "f16"}, "entries": entries}
+
+
+def test_graph_choices_move_eager_ones_stay_and_other_entries_are_untouched():
+    cublas = {"kernel": "cublas", "config": {"kind": "gemmex_tn"}, "runtime": {"raster": 0, "swizzle": 0, "splits": 0},
+              "us": 2.0}
+    table = _table([
+        _entry(64, 128, 512, PP64, acc="f32"),  # no graph choice: one is made from the eager choice, acc kept
+        _entry(128, 128, 64, PP64, graph=_choice(COOP128, 2.5)),  # its graph choice moves
+        _entry(2048, 1024, 512, COOP128),  # the rule says no
+        {**_entry(64, 64, 64, PP64), "graph": cublas},  # a cuBLAS graph choice stays
+        _entry(64, 128, 512, PP64, b_layout="row"),  # another layout
+    ])
+    before = json.loads(json.dumps(table))
+    assert swap_in_twins(table, "col") == ["64_128_512", "128_128_64"]
+    first, second, third, fourth, row = table["entries"]
+    assert first["kernel"] == PP64.name and first["graph"]["kernel"] == PP64.name + "_l2pf"
+    assert first["graph"]["acc"] == "f32" and first["graph"]["runtime"] == first["runtime"]
+    assert KernelConfig.from_dict(first["graph"]["config"]) == twin_of(PP64)
+    assert second["graph"]["kernel"] == COOP128.name + "_l2pf" and second["graph"]["us"] == 2.5
+    assert second["kernel"] == PP64.name  # the eager choice: a lone call has no grid to overlap
+    assert (third, fourth, row) == tuple(before["entries"][2:])
+
+
+def test_the_cli_writes_a_valid_table_with_its_record_and_totals(tmp_path):
+    path = tmp_path / "sm90_f16.json"
+    write_table(path, _table([])["meta"], [_entry(64, 128, 512, PP64), _entry(64, 128, 512, PP64, b_layout="row")])
+    changed = tmp_path / "changed.txt"
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path), "--changed", str(changed)]) == 0
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path), "--b-layout", "row"]) == 0
+    table = read_table(path)
+    record = table["meta"]["l2_prefetch_twins"]
+    assert record["moved"] == {"col": 1, "row": 1} and record["max_early_ctas"] == 64
+    assert record["totals"]["col"] == record["totals"]["row"] == {"borrowed_f32": 0, "graph_alternatives": 1}
+    assert changed.read_text() == "64_128_512\n"
+    assert all(e["graph"]["kernel"].endswith("_l2pf") for e in table["entries"])
