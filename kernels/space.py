@@ -346,15 +346,22 @@ def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
     return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True, l2_promotion=256) for tile in tiles]
 
 
+def l2_prefetch_twin(cfg: KernelConfig) -> KernelConfig | None:
+    """The l2_prefetch twin of an sm90 pdl variant (None for any other, a twin included)."""
+    if cfg.family != "sm90" or not cfg.pdl or cfg.l2_prefetch:
+        return None
+    return replace(cfg, l2_prefetch=True)
+
+
 def _l2_prefetch_twins(layout: str) -> list[KernelConfig]:
     """For kernel-only time on small shapes, where a pdl kernel's critical path is: the previous grid ends, this one's
     wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into L2 before that
     wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail: the twins of
     the sm90 pdl variants the committed tables run in `layout`. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where
     many CTAs prefetch much; the col tables run them where they paid (tuner/prefetch_twins.py)."""
-    twins = [replace(c, l2_prefetch=True) for c in _committed_table_variants()
-             if c.family == "sm90" and c.pdl and c.b_layout == layout]
-    return list(dict.fromkeys(twins))  # the tables run some twins already (tuner/prefetch_twins.py): each once
+    tables = [c for c in _committed_table_variants() if c.b_layout == layout]
+    twins = [c if c.l2_prefetch else l2_prefetch_twin(c) for c in tables]
+    return list(dict.fromkeys(c for c in twins if c is not None))  # the tables run some twins already: each once
 
 
 def _smoke() -> list[KernelConfig]:

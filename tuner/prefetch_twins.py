@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import replace
 from pathlib import Path
 
 from kernels.config import KernelConfig
+from kernels.space import l2_prefetch_twin
 from tuner.tables import layout_totals, read_table, write_table
 
 SMS = 132  # H200
@@ -34,13 +34,6 @@ def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int) -> bool:
     return ctas <= MAX_EARLY_CTAS or k_tiles * stage_bytes <= MAX_PREFETCH_BYTES
 
 
-def twin_of(cfg: KernelConfig) -> KernelConfig | None:
-    """The l2_prefetch twin of an sm90 pdl variant (None for any other)."""
-    if cfg.family != "sm90" or not cfg.pdl or cfg.l2_prefetch:
-        return None
-    return replace(cfg, l2_prefetch=True)
-
-
 def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays) -> list[str]:
     """Move the graph choices of `table` (a tuned table's JSON) to their twins where `pays`; returns the M_N_K keys
     changed. An entry without a graph choice gets one (its eager choice, swapped), keeping its `acc`."""
@@ -52,7 +45,7 @@ def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays) -> lis
                                        if key in entry}
         if graph["kernel"] in ("cublas", "cublaslt"):
             continue
-        twin = twin_of(KernelConfig.from_dict(graph["config"]))
+        twin = l2_prefetch_twin(KernelConfig.from_dict(graph["config"]))
         if twin is None or not pays(twin, entry["m"], entry["n"], entry["k"]):
             continue
         entry["graph"] = {**graph, "kernel": twin.name, "config": twin.to_dict()}

@@ -6,13 +6,9 @@
 # accumulator (l2row_<acc>_row.txt). Carry .whl, .carry1, .carry3.
 set -u
 source scripts/device_prologue.sh
-CAND=$PWD/.carry3/candRow
-S=benchmarks/h200-2026-12-04-s30/l2row
-python3 -m kernels.build --tables committed,$CAND --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
 OUT=$OUT SET=l2_prefetch,l2_prefetch_row KERNEL_S=60 DISPATCH_S=100 bash scripts/h200_gpu_suites.sh >> $OUT/rc.txt
 echo "suites done at $(el)s" >> $OUT/rc.txt
-OUT=$OUT/ab_row CAND=$CAND SHAPES_fp32=${S}_f32_row.txt SHAPES_fp16=${S}_f16_row.txt B_LAYOUT=row \
-  DEADLINE=${AB_DL:-70} BENCH_S=0.2 SKIP_ENV=1 bash scripts/h200_ab.sh > /tmp/ab_row_console.txt 2>&1
-echo "ab row rc=$? at $(el)s" >> $OUT/rc.txt
+CAND=$PWD/.carry3/candRow SHAPES=benchmarks/h200-2026-12-04-s30/l2row AB_DL=${AB_DL:-70} LAYOUTS=row
+source scripts/h200_ab_layouts.sh
 cat $OUT/env.txt $OUT/rc.txt; grep -v " rc=" $OUT/ab_row/summary.txt
 pack_out ${CALL:-call4}

@@ -5,7 +5,8 @@ import pytest
 
 from kernels.config import KernelConfig
 from tuner import prefetch_twins
-from tuner.prefetch_twins import prefetch_pays, swap_in_twins, twin_of
+from kernels.space import l2_prefetch_twin as twin_of
+from tuner.prefetch_twins import prefetch_pays, swap_in_twins
 from tuner.tables import read_table, write_table
 
 PP64 = KernelConfig("sm90", "f32", "col", (64, 64, 64), schedule="pingpong", scheduler="persistent", pdl=True)
