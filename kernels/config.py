@@ -5,13 +5,15 @@ Three families:
         stream-K tile scheduler. Built for sm_90a only. `pdl` variants launch with programmatic dependent launch
         (Hopper): the next kernel on the stream is scheduled while this one drains, and waits (griddepcontrol.wait,
         CUTLASS's GDC hooks) before its first global memory access; so back-to-back GEMMs overlap launch + prologue.
-        `l2_prefetch` pdl variants also fetch their first tile's operands into L2 before that wait.
+        `l2_prefetch` pdl variants also fetch their first tile's operands into L2 before that wait (`l2_prefetch_kb`:
+        at most that many KB per CTA).
   sm80  CUTLASS 2.x GemmUniversal: mma.sync m16n8k16 + cp.async multistage, serial split-K. Built for sm_80 and sm_90.
   splitk  CUTLASS 3.x TMA + wgmma mainloop (KernelTma: one warpgroup, not warp-specialized) with our epilogue, for
         few output tiles and a long K: the K splits run as grid z and meet in an fp32 reduction in L2, finished by
         the last CTA of each tile, in one kernel (kernels/codegen/splitk.cu.tmpl). Built for sm_90a only.
         schedule "cluster": the splits of a tile are the CTAs of one thread block cluster instead, reduced on chip
         through distributed shared memory (our own TMA + wgmma pipeline, kernels/codegen/splitk_cluster.cu.tmpl).
+        `pdl` and `l2_prefetch` as for sm90.
 
 Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
 `kernels.space.runtime_knobs(cfg)` says which ones a variant honours.
@@ -51,7 +53,8 @@ class KernelConfig:
     alignment: int = 8  # A/B/C access width in elements
     pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
     l2_promotion: int = 0  # sm90: bytes its TMA loads promote to L2 per request (0: CUTLASS's 128; 256)
-    l2_prefetch: bool = False  # sm90 pdl: its first tile's operands prefetched into L2 before it waits on the last grid
+    l2_prefetch: bool = False  # sm90/splitk pdl: its first tile's operands go to L2 before it waits on the last grid
+    l2_prefetch_kb: int = 0  # sm90 l2_prefetch: at most this many KB per CTA (whole k-tiles, >= 1); 0: pipeline depth
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -93,10 +96,6 @@ class KernelConfig:
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
             if self.l2_promotion not in L2_PROMOTIONS:
                 out.append(f"l2_promotion {self.l2_promotion!r} not in {L2_PROMOTIONS}")
-            if not isinstance(self.l2_prefetch, bool):
-                out.append(f"l2_prefetch must be a bool, got {self.l2_prefetch!r}")
-            elif self.l2_prefetch and not self.pdl:
-                out.append("l2_prefetch needs pdl (it overlaps the previous grid; alone it only adds work)")
         elif self.family == "sm80":
             if self.schedule or self.scheduler:
                 out.append("sm80 has no schedule/scheduler (leave them empty)")
@@ -120,8 +119,16 @@ class KernelConfig:
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
         if self.family != "sm90" and self.l2_promotion:
             out.append("only sm90 variants set l2_promotion (their TMA descriptors are CUTLASS's)")
-        if self.family != "sm90" and self.l2_prefetch:
-            out.append("only sm90 variants set l2_prefetch (it walks CUTLASS's tile scheduler and TMA descriptors)")
+        if not isinstance(self.l2_prefetch, bool):
+            out.append(f"l2_prefetch must be a bool, got {self.l2_prefetch!r}")
+        elif self.l2_prefetch and self.family == "sm80":
+            out.append("sm80 has no l2_prefetch (it prefetches through TMA descriptors, before a grid dependency wait)")
+        elif self.l2_prefetch and not self.pdl:
+            out.append("l2_prefetch needs pdl (it overlaps the previous grid; alone it only adds work)")
+        if not isinstance(self.l2_prefetch_kb, int) or self.l2_prefetch_kb < 0 or self.l2_prefetch_kb % 16:
+            out.append(f"l2_prefetch_kb must be a non-negative multiple of 16, got {self.l2_prefetch_kb!r}")
+        elif self.l2_prefetch_kb and (self.family != "sm90" or not self.l2_prefetch):
+            out.append("l2_prefetch_kb caps an sm90 l2_prefetch variant's prefetch (set l2_prefetch)")
         return out
 
     @property
@@ -150,7 +157,7 @@ class KernelConfig:
         if self.pdl:
             parts.append("pdl")
         if self.l2_prefetch:
-            parts.append("l2pf")
+            parts.append("l2pf" + (f"{self.l2_prefetch_kb}k" if self.l2_prefetch_kb else ""))
         return "_".join(parts)
 
     def to_dict(self) -> dict:
@@ -163,6 +170,8 @@ class KernelConfig:
             del d["l2_promotion"]  # the same
         if not self.l2_prefetch:
             del d["l2_prefetch"]  # the same
+        if not self.l2_prefetch_kb:
+            del d["l2_prefetch_kb"]  # the same
         return d
 
     @classmethod

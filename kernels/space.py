@@ -346,20 +346,32 @@ def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
     return [replace(_sm90(acc, bl, tile, schedule="pingpong"), pdl=True, l2_promotion=256) for tile in tiles]
 
 
-def l2_prefetch_twin(cfg: KernelConfig) -> KernelConfig | None:
-    """The l2_prefetch twin of an sm90 pdl variant (None for any other, a twin included)."""
-    if cfg.family != "sm90" or not cfg.pdl or cfg.l2_prefetch:
+def l2_prefetch_twin(cfg: KernelConfig, kb: int = 0) -> KernelConfig | None:
+    """The l2_prefetch twin of an sm90 or splitk pdl variant (None for any other, a twin included); kb > 0 (sm90):
+    the twin that prefetches at most kb KB per CTA."""
+    if cfg.family not in ("sm90", "splitk") or not cfg.pdl or cfg.l2_prefetch or (kb and cfg.family != "sm90"):
         return None
-    return replace(cfg, l2_prefetch=True)
+    return replace(cfg, l2_prefetch=True, l2_prefetch_kb=kb)
 
 
-def _l2_prefetch_twins(layout: str) -> list[KernelConfig]:
+L2_PREFETCH_CAP_KB = 64  # the capped twins' cap: inside what paid with 128-132 CTAs in session 30 (<= ~100 KB)
+
+
+def _l2_prefetch_capped_twins(layout: str) -> list[KernelConfig]:
+    """The capped twins of the sm90 pdl variants the tables run in `layout`: for the graph choices whose full
+    prefetch lost (128-132 CTAs prefetching 130-220 KB each, session 30), whether a shallower one pays."""
+    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == "sm90" and c.pdl]
+    twins = [l2_prefetch_twin(replace(c, l2_prefetch=False, l2_prefetch_kb=0), L2_PREFETCH_CAP_KB) for c in tables]
+    return list(dict.fromkeys(twins))
+
+
+def _l2_prefetch_twins(layout: str, family: str = "sm90") -> list[KernelConfig]:
     """For kernel-only time on small shapes, where a pdl kernel's critical path is: the previous grid ends, this one's
     wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into L2 before that
     wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail: the twins of
     the sm90 pdl variants the committed tables run in `layout`. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where
     many CTAs prefetch much; the col tables run them where they paid (tuner/prefetch_twins.py)."""
-    tables = [c for c in _committed_table_variants() if c.b_layout == layout]
+    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == family]
     twins = [c if c.l2_prefetch else l2_prefetch_twin(c) for c in tables]
     return list(dict.fromkeys(c for c in twins if c is not None))  # the tables run some twins already: each once
 
@@ -420,6 +432,12 @@ VARIANT_SETS = {
     # layout (kernels.build --set l2_prefetch / l2_prefetch_row; the col tables run some since session 30)
     "l2_prefetch": lambda: _l2_prefetch_twins("col"),
     "l2_prefetch_row": lambda: _l2_prefetch_twins("row"),
+    # the same for the tables' splitk pdl variants (mostly cluster ones: the small long-K shapes), both layouts
+    # (kernels.build --set l2_prefetch_splitk; an experiment until the device measures it)
+    "l2_prefetch_splitk": lambda: _l2_prefetch_twins("col", "splitk") + _l2_prefetch_twins("row", "splitk"),
+    # the sm90 col twins again, prefetching at most L2_PREFETCH_CAP_KB per CTA (kernels.build --set
+    # l2_prefetch_capped; an experiment until the device measures it)
+    "l2_prefetch_capped": lambda: _l2_prefetch_capped_twins("col"),
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),

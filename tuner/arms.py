@@ -2,7 +2,8 @@
 cuBLASLt algorithm of the shape's heuristic list (`algo` = its rank; family "cublaslt", nothing to compile: see
 tuner/lt_arms.py).
 
-Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment, pdl + knobs) so
+Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment, pdl,
+l2_prefetch + knobs) so
 that the agent, the features and the synthetic environment never need the kernel library; `from_kernel_space`
 builds them from `kernels.space` when it is importable."""
 from __future__ import annotations
@@ -11,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 
 FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment", "pdl",
-           "algo")
+           "l2_prefetch", "algo")
 KNOBS = ("raster", "swizzle", "splits")
 
 
@@ -32,6 +33,7 @@ class Arm:
     splits: int = 0
     algo: int = -1  # cuBLASLt arms: rank in the shape's heuristic list; -1 for built variants
     pdl: bool = False  # programmatic dependent launch (kernels/config.py): the same tile, another launch behaviour
+    l2_prefetch: bool = False  # a pdl variant's twin that prefetches its first tile into L2 before its wait
 
     @property
     def name(self) -> str:
@@ -56,7 +58,10 @@ class Arm:
         return k % self.alignment == 0 and n % self.alignment == 0
 
     def to_dict(self) -> dict:
-        return {f: getattr(self, f) for f in ("config",) + FACTORS + KNOBS}
+        d = {f: getattr(self, f) for f in ("config",) + FACTORS + KNOBS}
+        if not self.l2_prefetch:
+            del d["l2_prefetch"]  # the factor came later: records written before it stay byte-identical
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Arm":
@@ -67,7 +72,7 @@ def from_config(cfg, knobs: dict[str, tuple[int, ...]]) -> list[Arm]:
     """All arms of one KernelConfig: the product of its runtime knob values."""
     base = dict(config=cfg.name, family=cfg.family, tile_m=cfg.tile[0], tile_n=cfg.tile[1], tile_k=cfg.tile[2],
                 cluster=f"{cfg.cluster[0]}x{cfg.cluster[1]}", schedule=cfg.schedule, scheduler=cfg.scheduler,
-                stages=cfg.stages, alignment=cfg.alignment, pdl=cfg.pdl)
+                stages=cfg.stages, alignment=cfg.alignment, pdl=cfg.pdl, l2_prefetch=cfg.l2_prefetch)
     return [Arm(**base, raster=r, swizzle=w, splits=s)
             for r, w, s in itertools.product(knobs["raster"], knobs["swizzle"], knobs["splits"])]
 

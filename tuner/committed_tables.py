@@ -200,6 +200,9 @@ AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in
 # rule was read from; both roles: kernel-only +6.0% / +6.2% f32, +6.1% / +6.1% f16; per call within the dispatchers'
 # offset, the eager choices unchanged).
 PREFETCH_TWIN_LAYOUTS = ("col",)
+# The families whose graph choices move: the splitk twins (session 31) wait for their A/B
+# (benchmarks/h200-2026-12-04-s31/); "splitk" joins here once both roles agree.
+PREFETCH_TWIN_FAMILIES = ("sm90",)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -292,7 +295,8 @@ def main(argv=None) -> int:
                     return rc
             for layout in PREFETCH_TWIN_LAYOUTS if args.prefetch_twins else ():
                 table = str(table_path(acc, work))
-                if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout]):
+                families = [arg for family in PREFETCH_TWIN_FAMILIES for arg in ("--family", family)]
+                if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *families]):
                     return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0

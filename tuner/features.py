@@ -1,8 +1,8 @@
 """State and action features for the shared reward model.
 
 state  (shape): log2 M, N, K; alignment of N and K; arithmetic intensity; accumulator.
-action (arm):   one-hot of every factor (family, tile M/N/K, cluster, schedule, scheduler, stages, pdl, raster,
-                swizzle, splits).
+action (arm):   one-hot of every factor (family, tile M/N/K, cluster, schedule, scheduler, stages, pdl, l2_prefetch,
+                raster, swizzle, splits).
 shape × arm:    what GEMM performance actually depends on — tile utilisation along M, N, K (padding waste), waves per
                 SM and wave quantisation, K iterations per split, tile size against problem size.
 
@@ -96,8 +96,8 @@ class FeatureMap:
         vocab = []
         for f in FACTORS + KNOBS:
             values = sorted({arm.factor(f) for arm in arms if f in active_factors(arm)}, key=str)
-            if f == "pdl" and len(values) < 2:
-                continue  # came later: without pdl twins among the candidates the features are what they were
+            if f in ("pdl", "l2_prefetch") and len(values) < 2:
+                continue  # came later: without such twins among the candidates the features are what they were
             vocab += [(f, v) for v in values]
         self.vocab = vocab
         self.index = {fv: i for i, fv in enumerate(vocab)}

@@ -8,6 +8,9 @@ per-shape ratios repeated within ~0.5% between roles) measured where that pays, 
 most ~100 KB prefetched per CTA (1.0-1.17x with 128-132 CTAs); 128-132 CTAs prefetching 130-220 KB each ran
 0.76-0.97x (nothing to overlap; the prefetches queue ahead of the TMA loads). Eager choices (lone calls) stay: with no
 grid before them the prefetch overlaps nothing.
+
+The splitk variants' twins (kernels/codegen/l2_prefetch_splitk.cuh) are not measured yet: they move only when asked
+(`--family splitk`, `--all` to ignore the rule), for an A/B of their own.
 """
 from __future__ import annotations
 
@@ -25,18 +28,25 @@ MAX_EARLY_CTAS = 64
 MAX_PREFETCH_BYTES = 100 * 1024
 
 
-def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int) -> bool:
-    """Whether cfg's l2_prefetch twin is expected to beat it back to back on an m×n×k GEMM (module docstring)."""
+def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int, splits: int = 1) -> bool:
+    """Whether cfg's l2_prefetch twin is expected to beat it back to back on an m×n×k GEMM (module docstring); a
+    splitk variant's CTAs are its tiles times its splits, each over K / splits."""
     tm, tn, tk = cfg.tile
-    ctas = min(math.ceil(m / tm) * math.ceil(n / tn), SMS)
+    splits = max(splits, 1) if cfg.family == "splitk" else 1
+    ctas = min(math.ceil(m / tm) * math.ceil(n / tn) * splits, SMS)
     stage_bytes = (tm + tn) * tk * 2
-    k_tiles = min(math.ceil(k / tk), SMEM_BYTES // stage_bytes)  # the kernel prefetches at most its pipeline's depth
+    depth = cfg.stages or SMEM_BYTES // stage_bytes  # the kernel prefetches at most its pipeline's depth
+    k_tiles = min(math.ceil(k / splits / tk), depth)
+    if cfg.l2_prefetch_kb:  # a capped twin: whole k-tiles within its cap, at least one
+        k_tiles = min(k_tiles, max(1, cfg.l2_prefetch_kb * 1024 // stage_bytes))
     return ctas <= MAX_EARLY_CTAS or k_tiles * stage_bytes <= MAX_PREFETCH_BYTES
 
 
-def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays) -> list[str]:
-    """Move the graph choices of `table` (a tuned table's JSON) to their twins where `pays`; returns the M_N_K keys
-    changed. An entry without a graph choice gets one (its eager choice, swapped), keeping its `acc`."""
+def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays, families=("sm90",),
+                  twin_of=l2_prefetch_twin) -> list[str]:
+    """Move the graph choices of `table` (a tuned table's JSON) on variants of `families` to their twins (`twin_of`)
+    where `pays`; returns the M_N_K keys changed. An entry without a graph choice gets one (its eager choice,
+    swapped), keeping its `acc`."""
     changed = []
     for entry in table["entries"]:
         if entry["b_layout"] != b_layout:
@@ -45,8 +55,9 @@ def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays) -> lis
                                        if key in entry}
         if graph["kernel"] in ("cublas", "cublaslt"):
             continue
-        twin = l2_prefetch_twin(KernelConfig.from_dict(graph["config"]))
-        if twin is None or not pays(twin, entry["m"], entry["n"], entry["k"]):
+        twin = twin_of(KernelConfig.from_dict(graph["config"]))
+        splits = graph.get("runtime", {}).get("splits", 0)
+        if twin is None or twin.family not in families or not pays(twin, entry["m"], entry["n"], entry["k"], splits):
             continue
         entry["graph"] = {**graph, "kernel": twin.name, "config": twin.to_dict()}
         changed.append(f"{entry['m']}_{entry['n']}_{entry['k']}")
@@ -59,12 +70,20 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--b-layout", default="col", choices=("col", "row"))
     p.add_argument("--changed", type=Path, help="also write the changed shapes here, one M_N_K per line (an A/B's list)")
+    p.add_argument("--family", action="append", choices=("sm90", "splitk"),
+                   help="the families whose graph choices move (repeatable; default: sm90, the measured one)")
+    p.add_argument("--all", action="store_true", help="move every such graph choice, not only where the rule says")
     args = p.parse_args(argv)
     table = read_table(args.table)
-    changed = swap_in_twins(table, args.b_layout)
-    # the step's record last (the tests read a table's totals from its last step), with the totals after it
+    pays = (lambda *_: True) if args.all else prefetch_pays
+    families = tuple(dict.fromkeys(args.family or ("sm90",)))
+    changed = swap_in_twins(table, args.b_layout, pays, families)
+    # the step's record last (the tests read a table's totals from its last step), with the totals after it; a move
+    # of other families than sm90's, or against the rule, is counted under its own key
+    moved_key = args.b_layout if families == ("sm90",) else f"{args.b_layout}:{'+'.join(families)}"
+    moved_key += ":all" if args.all else ""
     meta = {key: value for key, value in table["meta"].items() if key != "l2_prefetch_twins"}
-    moved = {**table["meta"].get("l2_prefetch_twins", {}).get("moved", {}), args.b_layout: len(changed)}
+    moved = {**table["meta"].get("l2_prefetch_twins", {}).get("moved", {}), moved_key: len(changed)}
     meta["l2_prefetch_twins"] = {"max_early_ctas": MAX_EARLY_CTAS, "max_prefetch_bytes": MAX_PREFETCH_BYTES,
                                  "moved": moved, "totals": {layout: layout_totals(table["entries"], layout)
                                                             for layout in ("col", "row")}}

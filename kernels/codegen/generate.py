@@ -87,6 +87,23 @@ _L2_PREFETCH = """
 #include "l2_prefetch.cuh"  // l2_prefetch variant: the first tile's operands go to L2 before the kernel waits"""
 
 
+# The same before a splitk variant's wait (kernels/codegen/l2_prefetch_splitk.cuh): the include, and the call its
+# template places before griddepcontrol.wait (KernelTma's kernel entry / the cluster kernel's producer thread).
+_L2_PREFETCH_SPLITK = """
+#include "l2_prefetch_splitk.cuh"  // l2_prefetch variant: the first k-tiles go to L2 before the kernel waits"""
+_L2_PREFETCH_SPLITK_CALL = {
+    "": """
+  // l2_prefetch variant: this CTA's first k-tiles to L2 while the previous grid drains
+  if (threadIdx.x == 0) hgemm::prefetch_splitk_tile_to_l2<GemmKernel>(params);""",
+    "cluster": """
+  // l2_prefetch variant: this CTA's first k-tiles (its share of a multicast B) to L2 while the previous grid drains
+  if (producer) {
+    hgemm::prefetch_k_tiles_to_l2(params.mainloop.tma_load_a, tAgA, params.mainloop.tma_load_b, tBgB,
+                                  min(k_tiles, kStages));
+  }""",
+}
+
+
 def _sm90_values(cfg: KernelConfig) -> dict:
     coop = cfg.schedule == "cooperative"
     streamk = cfg.scheduler == "streamk"
@@ -106,7 +123,8 @@ def _sm90_values(cfg: KernelConfig) -> dict:
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl_launch": _PDL_LAUNCH if cfg.pdl else "",
         "l2_promotion": _L2_PROMOTION_256 if cfg.l2_promotion == 256 else "",
         "l2_prefetch": _L2_PREFETCH if cfg.l2_prefetch else "",
-        "kernel_entry": ("hgemm::l2_prefetching_kernel<GemmKernel>" if cfg.l2_prefetch
+        "kernel_entry": ((f"hgemm::l2_prefetching_kernel<GemmKernel, {cfg.l2_prefetch_kb * 1024}>" if cfg.l2_prefetch_kb
+                          else "hgemm::l2_prefetching_kernel<GemmKernel>") if cfg.l2_prefetch
                          else "cutlass::device_kernel<GemmKernel>"),
         # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
         "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
@@ -138,6 +156,8 @@ def _splitk_values(cfg: KernelConfig) -> dict:
         "stage_count": (f"cutlass::gemm::collective::StageCount<{cfg.stages}>" if cfg.stages
                         else "cutlass::gemm::collective::StageCountAuto"),
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl": "true" if cfg.pdl else "false",
+        "l2_prefetch": _L2_PREFETCH_SPLITK if cfg.l2_prefetch else "",
+        "l2_prefetch_call": _L2_PREFETCH_SPLITK_CALL[cfg.schedule] if cfg.l2_prefetch else "",
         "b_ld_mode": 0 if col else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if col else "K×N row-major, K steps by ldb",
         "b_split_stride": "Ks" if col else "int64_t(Ks) * p->ldb",

@@ -20,7 +20,9 @@ namespace hgemm {
 // The first tile of this CTA (the kernel's own tile scheduler, as its producer warp will walk it): its A and B k-tiles,
 // up to the pipeline's depth (what the producer loads before it waits on the consumers), through the mainloop's TMA
 // descriptors as `cp.async.bulk.prefetch.tensor` — each CTA of a cluster its own share of a multicast tile, as its loads.
-template <class Kernel>
+// MaxBytes > 0 (capped variants) stops after the k-tiles whose whole A + B tiles fit in MaxBytes (at least one): where
+// every SM is busy, a deep prefetch queues ahead of the loads it was meant to speed up (docs/kernels.md).
+template <class Kernel, int MaxBytes = 0>
 CUTLASS_DEVICE void prefetch_first_tile_to_l2(typename Kernel::Params const& params) {
   using namespace cute;
   using Mainloop = typename Kernel::CollectiveMainloop;
@@ -39,7 +41,13 @@ CUTLASS_DEVICE void prefetch_first_tile_to_l2(typename Kernel::Params const& par
   constexpr uint32_t kClusterX = size<0>(ClusterShape{});
   Tensor tAgA = params.mainloop.tma_load_a.get_slice(rank / kClusterX).partition_S(gA_mkl(_, _, m, _, l));
   Tensor tBgB = params.mainloop.tma_load_b.get_slice(rank % kClusterX).partition_S(gB_nkl(_, _, n, _, l));
-  const int k_tiles = min(int(size<3>(tAgA)), int(Mainloop::DispatchPolicy::Stages));
+  int k_tiles = min(int(size<3>(tAgA)), int(Mainloop::DispatchPolicy::Stages));
+  if constexpr (MaxBytes > 0) {
+    using Tile = typename Kernel::TileShape;
+    constexpr int kTileBytes =
+        int((size<0>(Tile{}) + size<1>(Tile{})) * size<2>(Tile{}) * sizeof(typename Kernel::ElementA));
+    k_tiles = min(k_tiles, max(1, MaxBytes / kTileBytes));
+  }
   for (int k = 0; k < k_tiles; ++k) {
     prefetch(params.mainloop.tma_load_a, tAgA(_, _, _, k));
     prefetch(params.mainloop.tma_load_b, tBgB(_, _, _, k));
@@ -48,11 +56,11 @@ CUTLASS_DEVICE void prefetch_first_tile_to_l2(typename Kernel::Params const& par
 
 // cutlass::device_kernel<Kernel> with the prefetch first. The first consumer thread issues it: consumers only wait on
 // the pipeline at the start, while the producer warp (thread 0's) sets up the barriers and waits on the last grid.
-template <class Kernel>
+template <class Kernel, int MaxBytes = 0>
 __global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksPerMultiprocessor)
 l2_prefetching_kernel(CUTLASS_GRID_CONSTANT typename Kernel::Params const params) {
   extern __shared__ char smem[];
-  if (threadIdx.x == cutlass::NumThreadsPerWarpGroup) prefetch_first_tile_to_l2<Kernel>(params);
+  if (threadIdx.x == cutlass::NumThreadsPerWarpGroup) prefetch_first_tile_to_l2<Kernel, MaxBytes>(params);
   Kernel op;
   op(params, smem);
 }

@@ -112,6 +112,27 @@ def test_l2_prefetch_source_enters_cutlass_kernel_through_the_prefetching_wrappe
     # the header is part of its build key, and of no other variant's
     assert "l2_prefetch.cuh" in {p.name for p in generate_headers(pf)}
     assert "l2_prefetch.cuh" not in {p.name for p in generate_headers(pdl)}
+    # a capped twin passes its cap in bytes to the same wrapper, and differs from the uncapped twin only there
+    capped = generate(replace(pf_cfg, l2_prefetch_kb=64))
+    assert capped.count("hgemm::l2_prefetching_kernel<GemmKernel, 65536>") == 2
+    removed = set(pf.splitlines()) - set(capped.replace("_l2pf64k", "_l2pf").splitlines())
+    assert len(removed) == 2 and all("hgemm::l2_prefetching_kernel<GemmKernel>" in line for line in removed)
+
+
+@pytest.mark.parametrize("schedule", ["", "cluster"])
+def test_splitk_l2_prefetch_adds_the_prefetch_before_the_wait_and_changes_nothing_else(schedule):
+    pdl_cfg = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, schedule=schedule, pdl=True)
+    pdl, pf = generate(pdl_cfg), generate(replace(pdl_cfg, l2_prefetch=True))
+    assert "l2_prefetch" not in pdl and "prefetch_k_tiles_to_l2" not in pdl
+    include = pf.index('#include "l2_prefetch_splitk.cuh"')
+    assert pf.index("#define CUTLASS_ENABLE_GDC_FOR_SM90 1") < include
+    call = pf.index("hgemm::prefetch_splitk_tile_to_l2<GemmKernel>(params)" if not schedule
+                    else "hgemm::prefetch_k_tiles_to_l2(params.mainloop.tma_load_a, tAgA")
+    assert call < pf.index("cutlass::arch::wait_on_dependent_grids();")  # before the wait: what it is for
+    # apart from the name, it only adds lines (so its pdl twin is the same kernel with the prefetch in front)
+    assert not set(pdl.splitlines()) - set(pf.replace("_l2pf", "").splitlines())
+    assert "l2_prefetch_splitk.cuh" in {p.name for p in generate_headers(pf)}
+    assert "l2_prefetch_splitk.cuh" not in {p.name for p in generate_headers(pdl)}
 
 
 def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():

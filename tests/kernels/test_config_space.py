@@ -180,7 +180,7 @@ def test_l2_promotion_is_an_sm90_field_left_out_of_dicts_unless_set():
     assert {replace(c, l2_promotion=0) for c in experiment} <= set(space.variant_set("tables"))
 
 
-def test_l2_prefetch_is_an_sm90_pdl_field_left_out_of_dicts_unless_set():
+def test_l2_prefetch_is_a_pdl_field_left_out_of_dicts_unless_set():
     assert "l2_prefetch" not in sm90(pdl=True).to_dict()  # tables and records written before the field stay identical
     on = sm90(pdl=True, l2_prefetch=True)
     d = json.loads(json.dumps(on.to_dict()))
@@ -188,8 +188,22 @@ def test_l2_prefetch_is_an_sm90_pdl_field_left_out_of_dicts_unless_set():
     assert on.name == sm90(pdl=True).name + "_l2pf"
     with pytest.raises(ValueError, match="l2_prefetch needs pdl"):
         sm90(l2_prefetch=True)
-    with pytest.raises(ValueError, match="only sm90 variants set l2_prefetch"):
-        KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, pdl=True, l2_prefetch=True)
+    splitk = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, schedule="cluster", pdl=True,
+                          l2_prefetch=True)
+    assert splitk.name == "splitk_f32_col_t64x64x64_s4_cl_a8_pdl_l2pf" and space.is_valid(splitk)
+    with pytest.raises(ValueError, match="l2_prefetch needs pdl"):
+        replace(splitk, pdl=False)
+    with pytest.raises(ValueError, match="sm80 has no l2_prefetch"):
+        sm80(l2_prefetch=True)
+    capped = sm90(pdl=True, l2_prefetch=True, l2_prefetch_kb=64)
+    assert capped.name == on.name + "64k" and "l2_prefetch_kb" not in on.to_dict()
+    assert KernelConfig.from_dict(json.loads(json.dumps(capped.to_dict()))) == capped
+    for bad in (dict(l2_prefetch_kb=64), dict(l2_prefetch=True, l2_prefetch_kb=40),
+                dict(l2_prefetch=True, l2_prefetch_kb=-16)):
+        with pytest.raises(ValueError, match="l2_prefetch_kb"):
+            sm90(pdl=True, **bad)
+    with pytest.raises(ValueError, match="l2_prefetch_kb caps an sm90"):
+        replace(splitk, l2_prefetch_kb=64)
     with pytest.raises(ValueError, match="l2_prefetch must be a bool"):
         sm90(pdl=True, l2_prefetch=1)
     experiment = space.variant_set("l2_prefetch")
@@ -198,7 +212,16 @@ def test_l2_prefetch_is_an_sm90_pdl_field_left_out_of_dicts_unless_set():
     # twin the tables run
     tables = set(space.variant_set("tables"))
     assert all(c in tables or replace(c, l2_prefetch=False) in tables for c in experiment)
-    assert {c for c in tables if c.l2_prefetch and c.b_layout == "col"} <= set(experiment)
+    assert {c for c in tables if c.l2_prefetch and c.b_layout == "col" and c.family == "sm90"} <= set(experiment)
+    # the capped twins: one per col twin, the same kernel with the cap
+    capped_set = space.variant_set("l2_prefetch_capped")
+    assert {replace(c, l2_prefetch_kb=0) for c in capped_set} == set(experiment)
+    assert all(c.l2_prefetch_kb == space.L2_PREFETCH_CAP_KB for c in capped_set)
+    # the splitk twins: both layouts, each the twin of a splitk pdl variant the tables run
+    splitk_twins = space.variant_set("l2_prefetch_splitk")
+    assert {c.b_layout for c in splitk_twins} == {"col", "row"} and len(set(splitk_twins)) == len(splitk_twins)
+    assert all(c.family == "splitk" and c.l2_prefetch and replace(c, l2_prefetch=False) in tables
+               for c in splitk_twins)
 
 
 def test_unknown_set_raises():

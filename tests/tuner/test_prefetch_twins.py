@@ -1,5 +1,6 @@
 """CPU tests of tuner/prefetch_twins.py: the rule session 30 measured, and how it moves a table's graph choices."""
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,7 @@ from tuner.prefetch_twins import prefetch_pays, swap_in_twins
 from tuner.tables import read_table, write_table
 
 PP64 = KernelConfig("sm90", "f32", "col", (64, 64, 64), schedule="pingpong", scheduler="persistent", pdl=True)
+SPLITK = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, schedule="cluster", pdl=True)
 COOP128 = KernelConfig("sm90", "f32", "col", (128, 128, 64), schedule="cooperative", scheduler="persistent", pdl=True)
 
 
@@ -25,12 +27,35 @@ def test_the_rule_is_the_split_call_1_measured(cfg, shape, pays):
     assert prefetch_pays(cfg, *shape) is pays
 
 
-def test_only_sm90_pdl_variants_have_a_twin():
+def test_only_sm90_and_splitk_pdl_variants_have_a_twin():
     assert twin_of(PP64).l2_prefetch and twin_of(PP64).name == PP64.name + "_l2pf"
     assert twin_of(twin_of(PP64)) is None
     no_pdl = KernelConfig("sm90", "f32", "col", (64, 64, 64), schedule="pingpong", scheduler="persistent")
-    splitk = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, pdl=True)
-    assert twin_of(no_pdl) is None and twin_of(splitk) is None
+    assert twin_of(no_pdl) is None and twin_of(SPLITK) == KernelConfig.from_dict({**SPLITK.to_dict(),
+                                                                                  "l2_prefetch": True})
+    sm80 = KernelConfig("sm80", "f32", "col", (128, 128, 32), warp=(64, 64, 32), stages=4)
+    assert twin_of(sm80) is None and twin_of(replace(SPLITK, pdl=False)) is None
+
+
+@pytest.mark.parametrize("shape, splits, pays", [
+    ((64, 64, 8192), 8, True),  # 8 CTAs
+    ((1024, 1024, 4096), 1, True),  # 64 CTAs
+    ((1024, 1024, 4096), 2, False),  # 128 CTAs, each 8 stages of 32 KB of its 2048-deep K slice
+    ((1024, 1024, 1024), 4, False),  # 132 CTAs and more, each 4 k-tiles of 32 KB
+    ((1024, 1024, 512), 4, True),  # as many, each 2 k-tiles: 64 KB
+])
+def test_a_splitk_variant_counts_its_splits_as_ctas_and_prefetches_its_slice_of_k(shape, splits, pays):
+    deep = replace(SPLITK, tile=(128, 128, 64), stages=8)  # 32 KB stages
+    assert prefetch_pays(deep, *shape, splits) is pays
+
+
+def test_a_capped_twin_counts_only_what_it_prefetches():
+    assert prefetch_pays(twin_of(COOP128), 2048, 1024, 512) is False  # 128 CTAs, 6 stages of 32 KB
+    assert prefetch_pays(twin_of(COOP128, kb=64), 2048, 1024, 512) is True  # the same, 2 k-tiles
+
+
+def test_an_sm90_variant_ignores_splits():
+    assert prefetch_pays(COOP128, 1024, 1024, 4096, 4) is True  # 64 CTAs (split-K would make 256)
 
 
 def _choice(cfg, us=3.0):
@@ -77,4 +102,28 @@ def test_the_cli_writes_a_valid_table_with_its_record_and_totals(tmp_path):
     assert record["moved"] == {"col": 1, "row": 1} and record["max_early_ctas"] == 64
     assert record["totals"]["col"] == record["totals"]["row"] == {"borrowed_f32": 0, "graph_alternatives": 1}
     assert changed.read_text() == "64_128_512\n"
+    assert all(e["graph"]["kernel"].endswith("_l2pf") for e in table["entries"])
+
+
+def test_splitk_graph_choices_move_only_when_asked_and_the_record_keeps_them_apart(tmp_path):
+    splitk_entry = {**_entry(64, 64, 8192, PP64), "graph": {**_choice(SPLITK), "runtime": {"raster": 0, "swizzle": 0,
+                                                                                           "splits": 8}}}
+    table = _table([json.loads(json.dumps(splitk_entry))])
+    assert swap_in_twins(table, "col") == []  # sm90 only, by default: the splitk twins are not measured yet
+    assert swap_in_twins(table, "col", families=("splitk",)) == ["64_64_8192"]
+    assert table["entries"][0]["graph"]["kernel"] == SPLITK.name + "_l2pf"
+    assert table["entries"][0]["graph"]["runtime"]["splits"] == 8
+
+    path = tmp_path / "sm90_f32.json"
+    big = {**splitk_entry, "m": 1024, "n": 1024, "k": 1024}  # 64 tiles x 8 splits, 2 k-tiles of 16 KB: pays
+    wide = replace(SPLITK, tile=(128, 128, 64), stages=8)
+    costly = {**splitk_entry, "m": 2048, "n": 2048, "k": 8192,  # 256 tiles x 2 splits, 8 stages of 32 KB: not
+              "graph": {**_choice(wide), "runtime": {"raster": 0, "swizzle": 0, "splits": 2}}}
+    write_table(path, _table([])["meta"], [splitk_entry, big, costly])
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path), "--family", "splitk"]) == 0
+    assert read_table(path)["meta"]["l2_prefetch_twins"]["moved"] == {"col:splitk": 2}
+    write_table(path, _table([])["meta"], [splitk_entry, big, costly])
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path), "--family", "splitk", "--all"]) == 0
+    table = read_table(path)
+    assert table["meta"]["l2_prefetch_twins"]["moved"] == {"col:splitk:all": 3}
     assert all(e["graph"]["kernel"].endswith("_l2pf") for e in table["entries"])
