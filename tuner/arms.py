@@ -3,16 +3,16 @@ cuBLASLt algorithm of the shape's heuristic list (`algo` = its rank; family "cub
 tuner/lt_arms.py).
 
 Arms carry their factors as plain data (family, tile, cluster, schedule, scheduler, stages, alignment, pdl,
-l2_prefetch + knobs) so
-that the agent, the features and the synthetic environment never need the kernel library; `from_kernel_space`
-builds them from `kernels.space` when it is importable."""
+l2_prefetch, l2_prefetch_kb + knobs) so that the agent, the features and the synthetic environment never need the
+kernel library; `from_kernel_space` builds them from `kernels.space` when it is importable."""
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
 
 FACTORS = ("family", "tile_m", "tile_n", "tile_k", "cluster", "schedule", "scheduler", "stages", "alignment", "pdl",
-           "l2_prefetch", "algo")
+           "l2_prefetch", "l2_prefetch_kb", "algo")
+LATER_FACTORS = ("pdl", "l2_prefetch", "l2_prefetch_kb")  # twins' factors: features and records skip them when unused
 KNOBS = ("raster", "swizzle", "splits")
 
 
@@ -34,6 +34,7 @@ class Arm:
     algo: int = -1  # cuBLASLt arms: rank in the shape's heuristic list; -1 for built variants
     pdl: bool = False  # programmatic dependent launch (kernels/config.py): the same tile, another launch behaviour
     l2_prefetch: bool = False  # a pdl variant's twin that prefetches its first tile into L2 before its wait
+    l2_prefetch_kb: int = 0  # that prefetch capped at this many KB per CTA (0: the pipeline's depth)
 
     @property
     def name(self) -> str:
@@ -59,8 +60,9 @@ class Arm:
 
     def to_dict(self) -> dict:
         d = {f: getattr(self, f) for f in ("config",) + FACTORS + KNOBS}
-        if not self.l2_prefetch:
-            del d["l2_prefetch"]  # the factor came later: records written before it stay byte-identical
+        for f in ("l2_prefetch", "l2_prefetch_kb"):
+            if not d[f]:
+                del d[f]  # the factors came later: records written before them stay byte-identical
         return d
 
     @classmethod
@@ -72,7 +74,8 @@ def from_config(cfg, knobs: dict[str, tuple[int, ...]]) -> list[Arm]:
     """All arms of one KernelConfig: the product of its runtime knob values."""
     base = dict(config=cfg.name, family=cfg.family, tile_m=cfg.tile[0], tile_n=cfg.tile[1], tile_k=cfg.tile[2],
                 cluster=f"{cfg.cluster[0]}x{cfg.cluster[1]}", schedule=cfg.schedule, scheduler=cfg.scheduler,
-                stages=cfg.stages, alignment=cfg.alignment, pdl=cfg.pdl, l2_prefetch=cfg.l2_prefetch)
+                stages=cfg.stages, alignment=cfg.alignment, pdl=cfg.pdl, l2_prefetch=cfg.l2_prefetch,
+                l2_prefetch_kb=cfg.l2_prefetch_kb)
     return [Arm(**base, raster=r, swizzle=w, splits=s)
             for r, w, s in itertools.product(knobs["raster"], knobs["swizzle"], knobs["splits"])]
 

@@ -2,7 +2,7 @@
 
 state  (shape): log2 M, N, K; alignment of N and K; arithmetic intensity; accumulator.
 action (arm):   one-hot of every factor (family, tile M/N/K, cluster, schedule, scheduler, stages, pdl, l2_prefetch,
-                raster, swizzle, splits).
+                its cap, raster, swizzle, splits).
 shape × arm:    what GEMM performance actually depends on — tile utilisation along M, N, K (padding waste), waves per
                 SM and wave quantisation, K iterations per split, tile size against problem size.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from tuner.arms import FACTORS, KNOBS, Arm
+from tuner.arms import FACTORS, KNOBS, LATER_FACTORS, Arm
 from tuner.lt_arms import is_lt
 
 SMS = 132  # H100/H200 SXM streaming multiprocessors
@@ -96,7 +96,7 @@ class FeatureMap:
         vocab = []
         for f in FACTORS + KNOBS:
             values = sorted({arm.factor(f) for arm in arms if f in active_factors(arm)}, key=str)
-            if f in ("pdl", "l2_prefetch") and len(values) < 2:
+            if f in LATER_FACTORS and len(values) < 2:
                 continue  # came later: without such twins among the candidates the features are what they were
             vocab += [(f, v) for v in values]
         self.vocab = vocab

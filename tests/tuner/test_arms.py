@@ -30,3 +30,12 @@ def test_the_model_tells_a_twin_from_its_base_only_when_both_are_candidates():
     assert ("l2_prefetch", True) in both.index and ("l2_prefetch", False) in both.index
     assert not np.array_equal(both.onehot(base), both.onehot(twin))
     assert both.n_onehot == alone.n_onehot + 2  # its two values, nothing else
+
+
+def test_a_capped_twin_is_told_from_the_uncapped_one():
+    twin, capped = _arm(TWIN), _arm(l2_prefetch_twin(BASE, kb=64))
+    assert capped.l2_prefetch and capped.l2_prefetch_kb == 64 and capped.to_dict()["l2_prefetch_kb"] == 64
+    assert "l2_prefetch_kb" not in twin.to_dict() and Arm.from_dict(capped.to_dict()) == capped
+    fm = FeatureMap([twin, capped])
+    assert ("l2_prefetch_kb", 64) in fm.index and ("l2_prefetch", True) not in fm.index  # one value: no feature
+    assert not np.array_equal(fm.onehot(twin), fm.onehot(capped))
