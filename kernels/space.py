@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from pathlib import Path
 
 from kernels.config import ACCUMULATORS, B_LAYOUTS, KernelConfig
 
@@ -448,10 +449,21 @@ VARIANT_SETS = {
 }
 
 
-def _committed_table_variants() -> list[KernelConfig]:
-    from kernels.tuned_tables import table_variants
+_TABLE_VARIANTS: dict[tuple, list[KernelConfig]] = {}
 
-    return table_variants()
+
+def _committed_table_variants() -> list[KernelConfig]:
+    """table_variants() of the committed tables, loaded once per version of their files: several sets derive from
+    them, and config_named walks every set (uncached, rebuilding the tables spent ~20 min re-reading them)."""
+    from kernels import tuned_tables
+
+    directory = Path(tuned_tables.TABLES_DIR)
+    files = sorted(directory.glob("*.json"))
+    key = (str(directory), *((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    if key not in _TABLE_VARIANTS:
+        _TABLE_VARIANTS.clear()
+        _TABLE_VARIANTS[key] = tuned_tables.table_variants()
+    return list(_TABLE_VARIANTS[key])
 
 
 def _row_twins(configs: list[KernelConfig]) -> list[KernelConfig]:
