@@ -6,6 +6,7 @@ says whether a variant can run a problem as is (otherwise the dispatcher pads it
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -449,9 +450,6 @@ VARIANT_SETS = {
 }
 
 
-_TABLE_VARIANTS: dict[tuple, list[KernelConfig]] = {}
-
-
 def _committed_table_variants() -> list[KernelConfig]:
     """table_variants() of the committed tables, loaded once per version of their files: several sets derive from
     them, and config_named walks every set (uncached, rebuilding the tables spent ~20 min re-reading them)."""
@@ -459,11 +457,15 @@ def _committed_table_variants() -> list[KernelConfig]:
 
     directory = Path(tuned_tables.TABLES_DIR)
     files = sorted(directory.glob("*.json"))
-    key = (str(directory), *((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files))
-    if key not in _TABLE_VARIANTS:
-        _TABLE_VARIANTS.clear()
-        _TABLE_VARIANTS[key] = tuned_tables.table_variants()
-    return list(_TABLE_VARIANTS[key])
+    version = (str(directory), *((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    return list(_table_variants_of(version))
+
+
+@functools.lru_cache(maxsize=1)
+def _table_variants_of(version: tuple) -> tuple[KernelConfig, ...]:
+    from kernels.tuned_tables import table_variants
+
+    return tuple(table_variants(version[0]))
 
 
 def _row_twins(configs: list[KernelConfig]) -> list[KernelConfig]:

@@ -16,6 +16,7 @@ a seeded sample of --per-acc of them per accumulator (SHAPES_PREFIX_<acc>_col.tx
 import argparse
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from kernels.config import KernelConfig
@@ -56,8 +57,7 @@ def main() -> None:
 
 def _rule_leaves(cfg: KernelConfig, m: int, n: int, k: int, splits: int) -> bool:
     """cfg is a capped twin: whether the rule leaves its uncapped twin out (the shapes the capped twins are for)."""
-    return not prefetch_pays(l2_prefetch_twin(KernelConfig.from_dict({**cfg.to_dict(), "l2_prefetch": False,
-                                                                      "l2_prefetch_kb": 0})), m, n, k, splits)
+    return not prefetch_pays(replace(cfg, l2_prefetch_kb=0), m, n, k, splits)
 
 
 def capped(args) -> None:

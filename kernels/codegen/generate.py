@@ -104,6 +104,14 @@ _L2_PREFETCH_SPLITK_CALL = {
 }
 
 
+def _sm90_kernel_entry(cfg: KernelConfig) -> str:
+    """What an sm90 variant launches: CUTLASS's kernel, or our prefetching wrapper of it (with its cap in bytes)."""
+    if not cfg.l2_prefetch:
+        return "cutlass::device_kernel<GemmKernel>"
+    cap = f", {cfg.l2_prefetch_kb * 1024}" if cfg.l2_prefetch_kb else ""
+    return f"hgemm::l2_prefetching_kernel<GemmKernel{cap}>"
+
+
 def _sm90_values(cfg: KernelConfig) -> dict:
     coop = cfg.schedule == "cooperative"
     streamk = cfg.scheduler == "streamk"
@@ -123,9 +131,7 @@ def _sm90_values(cfg: KernelConfig) -> dict:
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl_launch": _PDL_LAUNCH if cfg.pdl else "",
         "l2_promotion": _L2_PROMOTION_256 if cfg.l2_promotion == 256 else "",
         "l2_prefetch": _L2_PREFETCH if cfg.l2_prefetch else "",
-        "kernel_entry": ((f"hgemm::l2_prefetching_kernel<GemmKernel, {cfg.l2_prefetch_kb * 1024}>" if cfg.l2_prefetch_kb
-                          else "hgemm::l2_prefetching_kernel<GemmKernel>") if cfg.l2_prefetch
-                         else "cutlass::device_kernel<GemmKernel>"),
+        "kernel_entry": _sm90_kernel_entry(cfg),
         # CUTLASS 3 views B as N×K: col (N×K row-major) steps N by ldb; row (K×N row-major) steps K by ldb.
         "b_ld_mode": 0 if cfg.b_layout == "col" else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if cfg.b_layout == "col" else "K×N row-major, K steps by ldb",
