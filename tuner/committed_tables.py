@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kernels.space import L2_PREFETCH_CAP_KB
+
 REPO = Path(__file__).resolve().parents[1]
 TABLES = REPO / "kernels" / "tables"
 
@@ -195,14 +197,18 @@ AB_REVERTS += ({acc: _ab(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
 AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in ("f32", "f16")},)
 
 
-# Last, the col graph choices move to their l2_prefetch twins where the prefetch pays (tuner/prefetch_twins.py): on
+# Last, the graph choices move to their l2_prefetch twins where the prefetch pays (tuner/prefetch_twins.py). Col sm90:
 # since session 30's A/B (call 2, 100 of the 306 f32 / 315 f16 changed entries, none of them among call 1's shapes the
 # rule was read from; both roles: kernel-only +6.0% / +6.2% f32, +6.1% / +6.1% f16; per call within the dispatchers'
-# offset, the eager choices unchanged).
-PREFETCH_TWIN_LAYOUTS = ("col",)
-# The families whose graph choices move: the splitk twins (session 31) wait for their A/B
-# (benchmarks/h200-2026-12-04-s31/); "splitk" joins here once both roles agree.
-PREFETCH_TWIN_FAMILIES = ("sm90",)
+# offset, the eager choices unchanged). Row sm90 and splitk (both layouts): since session 32's A/B
+# (benchmarks/h200-2026-12-04-s31/ calls 1-2, both roles: row sm90 +8.4% f32 / +5.8% f16 on 80 shapes each; splitk
+# under its own rule, read from the same runs, 1.106x col / 1.090x row on the 71 / 36 shapes it keeps).
+PREFETCH_TWIN_LAYOUTS = ("col", "row")
+PREFETCH_TWIN_FAMILIES = ("sm90", "splitk")
+# Then the sm90 graph choices the rule leaves move to their capped twins (at most L2_PREFETCH_CAP_KB per CTA), col
+# only: session 32's call 3, 100 of the 164 f32 / 216 f16 such entries, both roles: +2.4% / +2.0% kernel-only (0.979x
+# at worst). The row layout's capped twins are neither built nor measured.
+PREFETCH_CAPPED_LAYOUTS = ("col",)
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -297,6 +303,10 @@ def main(argv=None) -> int:
                 table = str(table_path(acc, work))
                 families = [arg for family in PREFETCH_TWIN_FAMILIES for arg in ("--family", family)]
                 if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *families]):
+                    return rc
+                capped = ["--family", "sm90", "--cap-kb", str(L2_PREFETCH_CAP_KB)]
+                if layout in PREFETCH_CAPPED_LAYOUTS and \
+                        (rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *capped])):
                     return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0

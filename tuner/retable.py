@@ -149,6 +149,8 @@ def main(argv=None) -> int:
     key = meta_key("tuner", args.b_layout)
     # a benchmark's corrections of this layout (tuner.confirm) describe the old entries, not these
     meta.pop(meta_key("confirmed", args.b_layout), None)
+    # nor does the record of moves to the l2_prefetch twins (tuner.prefetch_twins, run after the last retable)
+    meta.pop("l2_prefetch_twins", None)
     tuner = meta[key] = {**meta.get(key, {}), **objective.describe(), "min_speedup": args.min_speedup,
                          "runs_merged": len(args.state)}
     if args.borrow_f32:
