@@ -361,7 +361,7 @@ L2_PREFETCH_CAP_KB = 64  # the capped twins' cap: inside what paid with 128-132 
 
 def _l2_prefetch_capped_twins(layout: str) -> list[KernelConfig]:
     """The capped twins of the sm90 pdl variants the tables run in `layout`: for the graph choices whose full
-    prefetch lost (128-132 CTAs prefetching 130-220 KB each, session 30), whether a shallower one pays."""
+    prefetch lost (128-132 CTAs prefetching 130-220 KB each, session 30), a shallower one: 1.02x there (session 32)."""
     tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == "sm90" and c.pdl]
     twins = [l2_prefetch_twin(replace(c, l2_prefetch=False, l2_prefetch_kb=0), L2_PREFETCH_CAP_KB) for c in tables]
     return list(dict.fromkeys(twins))
@@ -372,10 +372,11 @@ def _l2_prefetch_twins(layout: str, family: str = "sm90") -> list[KernelConfig]:
     wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into L2 before that
     wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail: the twins of
     the sm90 pdl variants the committed tables run in `layout`. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where
-    many CTAs prefetch much; the col tables run them where they paid (tuner/prefetch_twins.py)."""
+    many CTAs prefetch much; the tables run them where they pay (tuner/prefetch_twins.py)."""
     tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == family]
-    twins = [c if c.l2_prefetch else l2_prefetch_twin(c) for c in tables]
-    return list(dict.fromkeys(c for c in twins if c is not None))  # the tables run some twins already: each once
+    # the tables run some twins already (capped ones too: their full twin here): each once
+    twins = [replace(c, l2_prefetch_kb=0) if c.l2_prefetch else l2_prefetch_twin(c) for c in tables]
+    return list(dict.fromkeys(c for c in twins if c is not None))
 
 
 def _smoke() -> list[KernelConfig]:
@@ -431,14 +432,14 @@ VARIANT_SETS = {
     # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment, no effect: session 28)
     "l2promo": lambda: [c for c in _l2_promotion_for("f32", "col")],
     # the tables' sm90 pdl variants prefetching their first tile into L2 before the grid dependency wait, per B
-    # layout (kernels.build --set l2_prefetch / l2_prefetch_row; the col tables run some since session 30)
+    # layout (kernels.build --set l2_prefetch / l2_prefetch_row; the tables run some: col since session 30, row 32)
     "l2_prefetch": lambda: _l2_prefetch_twins("col"),
     "l2_prefetch_row": lambda: _l2_prefetch_twins("row"),
     # the same for the tables' splitk pdl variants (mostly cluster ones: the small long-K shapes), both layouts
-    # (kernels.build --set l2_prefetch_splitk; an experiment until the device measures it)
+    # (kernels.build --set l2_prefetch_splitk; the tables run them where the grid prefetches <= 4 MiB, session 32)
     "l2_prefetch_splitk": lambda: _l2_prefetch_twins("col", "splitk") + _l2_prefetch_twins("row", "splitk"),
     # the sm90 col twins again, prefetching at most L2_PREFETCH_CAP_KB per CTA (kernels.build --set
-    # l2_prefetch_capped; an experiment until the device measures it)
+    # l2_prefetch_capped; the col tables run them where the full prefetch loses, session 32)
     "l2_prefetch_capped": lambda: _l2_prefetch_capped_twins("col"),
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)

@@ -67,8 +67,9 @@ def test_every_named_variant_is_in_the_set_its_layout_was_tuned_over_and_runs_it
             if entry.is_arm:
                 continue
             name, members = tuned_over[entry.b_layout]
-            # or the l2_prefetch twin of a member (tuner/prefetch_twins.py), as a graph choice only
-            tuned = replace(entry.config, l2_prefetch=False).name if id(entry) in graph else entry.kernel
+            # or the l2_prefetch twin (capped or not) of a member (tuner/prefetch_twins.py), as a graph choice only
+            base = replace(entry.config, l2_prefetch=False, l2_prefetch_kb=0)
+            tuned = base.name if id(entry) in graph else entry.kernel
             assert tuned in members, f"{acc}: {entry.kernel} is not built by the {name} set"
             assert entry.config.acc == run_acc and entry.config.b_layout == entry.b_layout
             assert space.supports(entry.config, entry.m, entry.n, entry.k)

@@ -212,10 +212,12 @@ def test_l2_prefetch_is_a_pdl_field_left_out_of_dicts_unless_set():
     # twin the tables run
     tables = set(space.variant_set("tables"))
     assert all(c in tables or replace(c, l2_prefetch=False) in tables for c in experiment)
-    assert {c for c in tables if c.l2_prefetch and c.b_layout == "col" and c.family == "sm90"} <= set(experiment)
-    # the capped twins: one per col twin, the same kernel with the cap
+    run = {c for c in tables if c.l2_prefetch and c.b_layout == "col" and c.family == "sm90"}
+    assert {c for c in run if not c.l2_prefetch_kb} <= set(experiment)
+    # the capped twins: one per col twin, the same kernel with the cap; the tables run some (session 32)
     capped_set = space.variant_set("l2_prefetch_capped")
     assert {replace(c, l2_prefetch_kb=0) for c in capped_set} == set(experiment)
+    assert {c for c in run if c.l2_prefetch_kb} <= set(capped_set)
     assert all(c.l2_prefetch_kb == space.L2_PREFETCH_CAP_KB for c in capped_set)
     # the splitk twins: both layouts, each the twin of a splitk pdl variant the tables run
     splitk_twins = space.variant_set("l2_prefetch_splitk")

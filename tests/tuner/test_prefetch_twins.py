@@ -37,16 +37,15 @@ def test_only_sm90_and_splitk_pdl_variants_have_a_twin():
     assert twin_of(sm80) is None and twin_of(replace(SPLITK, pdl=False)) is None
 
 
-@pytest.mark.parametrize("shape, splits, pays", [
-    ((64, 64, 8192), 8, True),  # 8 CTAs
-    ((1024, 1024, 4096), 1, True),  # 64 CTAs
-    ((1024, 1024, 4096), 2, False),  # 128 CTAs, each 8 stages of 32 KB of its 2048-deep K slice
-    ((1024, 1024, 1024), 4, False),  # 132 CTAs and more, each 4 k-tiles of 32 KB
-    ((1024, 1024, 512), 4, True),  # as many, each 2 k-tiles: 64 KB
+@pytest.mark.parametrize("shape, splits, stages, pays", [
+    ((64, 64, 8192), 16, 8, True),  # 16 CTAs of 8 k-tiles of 16 KB: 2 MiB in all (1.11x in session 32's call 1)
+    ((512, 64, 2048), 8, 4, True),  # 64 CTAs of 4 k-tiles (their K slice): 4 MiB (1.14x)
+    ((128, 128, 12288), 16, 8, False),  # 64 CTAs of 8 k-tiles: 8 MiB (0.89x)
+    ((1024, 64, 4096), 8, 4, False),  # 128 CTAs of 4 k-tiles: 8 MiB (0.96x)
+    ((1024, 1024, 1024), 4, 4, False),  # 132 CTAs (of 256 tiles x 4 splits) of 4 k-tiles
 ])
-def test_a_splitk_variant_counts_its_splits_as_ctas_and_prefetches_its_slice_of_k(shape, splits, pays):
-    deep = replace(SPLITK, tile=(128, 128, 64), stages=8)  # 32 KB stages
-    assert prefetch_pays(deep, *shape, splits) is pays
+def test_a_splitk_variant_counts_its_splits_as_ctas_and_its_whole_grid_prefetch(shape, splits, stages, pays):
+    assert prefetch_pays(replace(SPLITK, stages=stages), *shape, splits) is pays
 
 
 def test_a_capped_twin_counts_only_what_it_prefetches():
@@ -109,13 +108,13 @@ def test_splitk_graph_choices_move_only_when_asked_and_the_record_keeps_them_apa
     splitk_entry = {**_entry(64, 64, 8192, PP64), "graph": {**_choice(SPLITK), "runtime": {"raster": 0, "swizzle": 0,
                                                                                            "splits": 8}}}
     table = _table([json.loads(json.dumps(splitk_entry))])
-    assert swap_in_twins(table, "col") == []  # sm90 only, by default: the splitk twins are not measured yet
+    assert swap_in_twins(table, "col") == []  # sm90 only, by default
     assert swap_in_twins(table, "col", families=("splitk",)) == ["64_64_8192"]
     assert table["entries"][0]["graph"]["kernel"] == SPLITK.name + "_l2pf"
     assert table["entries"][0]["graph"]["runtime"]["splits"] == 8
 
     path = tmp_path / "sm90_f32.json"
-    big = {**splitk_entry, "m": 1024, "n": 1024, "k": 1024}  # 64 tiles x 8 splits, 2 k-tiles of 16 KB: pays
+    big = {**splitk_entry, "m": 256, "n": 256, "k": 1024}  # 16 tiles x 8 splits, 2 k-tiles of 16 KB: 4 MiB, pays
     wide = replace(SPLITK, tile=(128, 128, 64), stages=8)
     costly = {**splitk_entry, "m": 2048, "n": 2048, "k": 8192,  # 256 tiles x 2 splits, 8 stages of 32 KB: not
               "graph": {**_choice(wide), "runtime": {"raster": 0, "swizzle": 0, "splits": 2}}}
@@ -127,3 +126,16 @@ def test_splitk_graph_choices_move_only_when_asked_and_the_record_keeps_them_apa
     table = read_table(path)
     assert table["meta"]["l2_prefetch_twins"]["moved"] == {"col:splitk:all": 3}
     assert all(e["graph"]["kernel"].endswith("_l2pf") for e in table["entries"])
+
+
+def test_capped_twins_move_what_the_rule_leaves_under_their_own_key(tmp_path):
+    path = tmp_path / "sm90_f32.json"
+    small, costly = _entry(64, 128, 512, PP64), _entry(2048, 1024, 512, COOP128)  # the rule moves one, leaves one
+    write_table(path, _table([])["meta"], [small, costly])
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path)]) == 0
+    assert prefetch_twins.main(["--table", str(path), "--out", str(path), "--cap-kb", "64"]) == 0
+    table = read_table(path)
+    assert table["meta"]["l2_prefetch_twins"]["moved"] == {"col": 1, "col:cap64k": 1}
+    first, second = (KernelConfig.from_dict(e["graph"]["config"]) for e in table["entries"])
+    assert first == twin_of(PP64) and second == twin_of(COOP128, kb=64)  # 2 k-tiles of 32 KB: within 100 KB
+    assert second.name == COOP128.name + "_l2pf64k"
