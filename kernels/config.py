@@ -54,7 +54,7 @@ class KernelConfig:
     pdl: bool = False  # sm90, splitk: programmatic dependent launch (GDC hooks compiled in, launched with the attribute)
     l2_promotion: int = 0  # sm90: bytes its TMA loads promote to L2 per request (0: CUTLASS's 128; 256)
     l2_prefetch: bool = False  # sm90/splitk pdl: its first tile's operands go to L2 before it waits on the last grid
-    l2_prefetch_kb: int = 0  # sm90 l2_prefetch: at most this many KB per CTA (whole k-tiles, >= 1); 0: pipeline depth
+    l2_prefetch_kb: int = 0  # l2_prefetch: at most this many KB per CTA (whole k-tiles, >= 1); 0: pipeline depth
 
     def __post_init__(self):
         # Normalise lists (from JSON) to tuples so equal configs hash equal.
@@ -127,14 +127,23 @@ class KernelConfig:
             out.append("l2_prefetch needs pdl (it overlaps the previous grid; alone it only adds work)")
         if not isinstance(self.l2_prefetch_kb, int) or self.l2_prefetch_kb < 0 or self.l2_prefetch_kb % 16:
             out.append(f"l2_prefetch_kb must be a non-negative multiple of 16, got {self.l2_prefetch_kb!r}")
-        elif self.l2_prefetch_kb and (self.family != "sm90" or not self.l2_prefetch):
-            out.append("l2_prefetch_kb caps an sm90 l2_prefetch variant's prefetch (set l2_prefetch)")
+        elif self.l2_prefetch_kb and not self.l2_prefetch:
+            out.append("l2_prefetch_kb caps an l2_prefetch variant's prefetch (set l2_prefetch)")
         return out
 
     @property
     def arch(self) -> str:
         """The GPU architecture the variant is built for (kernels.build --arch): sm90 and splitk target sm_90a."""
         return "sm80" if self.family == "sm80" else "sm90"
+
+    @property
+    def l2_prefetch_k_tiles(self) -> int:
+        """A capped l2_prefetch variant's k-tiles per CTA: whole A+B k-tiles within l2_prefetch_kb, at least one (the
+        sm90 wrapper computes the same from the bytes); 0 when uncapped (up to the pipeline's depth)."""
+        if not self.l2_prefetch_kb:
+            return 0
+        tm, tn, tk = self.tile
+        return max(1, self.l2_prefetch_kb * 1024 // ((tm + tn) * tk * 2))
 
     @property
     def name(self) -> str:

@@ -349,9 +349,9 @@ def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
 
 
 def l2_prefetch_twin(cfg: KernelConfig, kb: int = 0) -> KernelConfig | None:
-    """The l2_prefetch twin of an sm90 or splitk pdl variant (None for any other, a twin included); kb > 0 (sm90):
-    the twin that prefetches at most kb KB per CTA."""
-    if cfg.family not in ("sm90", "splitk") or not cfg.pdl or cfg.l2_prefetch or (kb and cfg.family != "sm90"):
+    """The l2_prefetch twin of an sm90 or splitk pdl variant (None for any other, a twin included); kb > 0: the twin
+    that prefetches at most kb KB per CTA."""
+    if cfg.family not in ("sm90", "splitk") or not cfg.pdl or cfg.l2_prefetch:
         return None
     return replace(cfg, l2_prefetch=True, l2_prefetch_kb=kb)
 
@@ -359,10 +359,11 @@ def l2_prefetch_twin(cfg: KernelConfig, kb: int = 0) -> KernelConfig | None:
 L2_PREFETCH_CAP_KB = 64  # the capped twins' cap: inside what paid with 128-132 CTAs in session 30 (<= ~100 KB)
 
 
-def _l2_prefetch_capped_twins(layout: str) -> list[KernelConfig]:
-    """The capped twins of the sm90 pdl variants the tables run in `layout`: for the graph choices whose full
-    prefetch lost (128-132 CTAs prefetching 130-220 KB each, session 30), a shallower one: 1.02x there (session 32)."""
-    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == "sm90" and c.pdl]
+def _l2_prefetch_capped_twins(layout: str, family: str = "sm90") -> list[KernelConfig]:
+    """The capped twins of the pdl variants of `family` the tables run in `layout`: for the graph choices whose full
+    prefetch lost (sm90: 128-132 CTAs prefetching 130-220 KB each, session 30; a shallower one ran 1.02x there in the
+    col layout, session 32. splitk: grids prefetching more than 4 MiB in all, session 32)."""
+    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == family and c.pdl]
     twins = [l2_prefetch_twin(replace(c, l2_prefetch=False, l2_prefetch_kb=0), L2_PREFETCH_CAP_KB) for c in tables]
     return list(dict.fromkeys(twins))
 
@@ -441,6 +442,11 @@ VARIANT_SETS = {
     # the sm90 col twins again, prefetching at most L2_PREFETCH_CAP_KB per CTA (kernels.build --set
     # l2_prefetch_capped; the col tables run them where the full prefetch loses, session 32)
     "l2_prefetch_capped": lambda: _l2_prefetch_capped_twins("col"),
+    # the same for the row sm90 and both layouts' splitk graph choices the rules leave (experiments until the device
+    # measures them: kernels.build --set l2_prefetch_capped_row / l2_prefetch_splitk_capped)
+    "l2_prefetch_capped_row": lambda: _l2_prefetch_capped_twins("row"),
+    "l2_prefetch_splitk_capped": lambda: (_l2_prefetch_capped_twins("col", "splitk")
+                                          + _l2_prefetch_capped_twins("row", "splitk")),
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),

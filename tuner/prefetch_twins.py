@@ -46,8 +46,8 @@ def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int, splits: int = 1) ->
     stage_bytes = (tm + tn) * tk * 2
     depth = cfg.stages or SMEM_BYTES // stage_bytes  # the kernel prefetches at most its pipeline's depth
     k_tiles = min(math.ceil(k / splits / tk), depth)
-    if cfg.l2_prefetch_kb:  # a capped twin: whole k-tiles within its cap, at least one
-        k_tiles = min(k_tiles, max(1, cfg.l2_prefetch_kb * 1024 // stage_bytes))
+    if cfg.l2_prefetch_k_tiles:  # a capped twin: whole k-tiles within its cap, at least one
+        k_tiles = min(k_tiles, cfg.l2_prefetch_k_tiles)
     if cfg.family == "splitk":
         return ctas * k_tiles * stage_bytes <= MAX_SPLITK_PREFETCH_BYTES
     return ctas <= MAX_EARLY_CTAS or k_tiles * stage_bytes <= MAX_PREFETCH_BYTES
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
                    help="the families whose graph choices move (repeatable; default: sm90, the measured one)")
     p.add_argument("--all", action="store_true", help="move every such graph choice, not only where the rule says")
     p.add_argument("--cap-kb", type=int, default=0, metavar="KB",
-                   help="move sm90 graph choices to their twins capped at KB per CTA (a multiple of 16; the rule "
+                   help="move graph choices to their twins capped at KB per CTA (a multiple of 16; the rule "
                         "counts what they prefetch)")
     args = p.parse_args(argv)
     table = read_table(args.table)

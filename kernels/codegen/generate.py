@@ -104,6 +104,21 @@ _L2_PREFETCH_SPLITK_CALL = {
 }
 
 
+def _splitk_l2_prefetch_call(cfg: KernelConfig) -> str:
+    """The prefetch call a splitk l2_prefetch variant places before its wait; a capped one bounds the k-tiles (an
+    uncapped one's text is the one its build key was made from)."""
+    if not cfg.l2_prefetch:
+        return ""
+    call = _L2_PREFETCH_SPLITK_CALL[cfg.schedule]
+    if not cfg.l2_prefetch_kb:
+        return call
+    cap, note = cfg.l2_prefetch_k_tiles, f"  // at most {cfg.l2_prefetch_kb} KB"
+    if cfg.schedule == "cluster":
+        return call.replace("min(k_tiles, kStages));", f"min(min(k_tiles, kStages), {cap}));{note}")
+    return call.replace("prefetch_splitk_tile_to_l2<GemmKernel>(params);",
+                        f"prefetch_splitk_tile_to_l2<GemmKernel, {cap}>(params);{note}")
+
+
 def _sm90_kernel_entry(cfg: KernelConfig) -> str:
     """What an sm90 variant launches: CUTLASS's kernel, or our prefetching wrapper of it (with its cap in bytes)."""
     if not cfg.l2_prefetch:
@@ -163,7 +178,7 @@ def _splitk_values(cfg: KernelConfig) -> dict:
                         else "cutlass::gemm::collective::StageCountAuto"),
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl": "true" if cfg.pdl else "false",
         "l2_prefetch": _L2_PREFETCH_SPLITK if cfg.l2_prefetch else "",
-        "l2_prefetch_call": _L2_PREFETCH_SPLITK_CALL[cfg.schedule] if cfg.l2_prefetch else "",
+        "l2_prefetch_call": _splitk_l2_prefetch_call(cfg),
         "b_ld_mode": 0 if col else 1,
         "b_ld_comment": "N×K row-major, N steps by ldb" if col else "K×N row-major, K steps by ldb",
         "b_split_stride": "Ks" if col else "int64_t(Ks) * p->ldb",

@@ -25,7 +25,8 @@ CUTLASS_DEVICE void prefetch_k_tiles_to_l2(TmaA const& tma_a, TensorA const& tAg
 
 // splitk.cu.tmpl's kernel (CUTLASS's KernelTma GemmUniversal, cluster 1x1): the CTA's tile is (blockIdx.x,
 // blockIdx.y) of split blockIdx.z, as sm90_gemm_tma.hpp slices it; its mainloop keeps up to Stages k-tiles in flight.
-template <class Kernel>
+// MaxKTiles > 0 (a capped variant, l2_prefetch_kb): at most that many.
+template <class Kernel, int MaxKTiles = 0>
 CUTLASS_DEVICE void prefetch_splitk_tile_to_l2(typename Kernel::Params const& params) {
   using namespace cute;
   using X = Underscore;
@@ -39,7 +40,8 @@ CUTLASS_DEVICE void prefetch_splitk_tile_to_l2(typename Kernel::Params const& pa
   Tensor gB = local_tile(mB, tile, make_coord(_, _, _), Step<X, _1, _1>{})(_, _, int(blockIdx.y), _, int(blockIdx.z));
   Tensor tAgA = params.mainloop.tma_load_a.get_slice(0).partition_S(gA);  // (TMA, TMA_M, TMA_K, k)
   Tensor tBgB = params.mainloop.tma_load_b.get_slice(0).partition_S(gB);
-  const int count = min(int(size<3>(tAgA)), int(Mainloop::DispatchPolicy::Stages));
+  int count = min(int(size<3>(tAgA)), int(Mainloop::DispatchPolicy::Stages));
+  if constexpr (MaxKTiles > 0) count = min(count, MaxKTiles);
   prefetch_k_tiles_to_l2(params.mainloop.tma_load_a, tAgA, params.mainloop.tma_load_b, tBgB, count);
 }
 

@@ -133,6 +133,12 @@ def test_splitk_l2_prefetch_adds_the_prefetch_before_the_wait_and_changes_nothin
     assert not set(pdl.splitlines()) - set(pf.replace("_l2pf", "").splitlines())
     assert "l2_prefetch_splitk.cuh" in {p.name for p in generate_headers(pf)}
     assert "l2_prefetch_splitk.cuh" not in {p.name for p in generate_headers(pdl)}
+    # a capped twin bounds the k-tiles in that one call (64 KB of 16 KB k-tiles: 4), and differs in nothing else
+    capped = generate(replace(pdl_cfg, l2_prefetch=True, l2_prefetch_kb=64))
+    changed = set(capped.replace("_l2pf64k", "_l2pf").splitlines()) - set(pf.splitlines())
+    assert len(changed) == 1 and "at most 64 KB" in changed.pop()
+    assert ("prefetch_splitk_tile_to_l2<GemmKernel, 4>(params)" if not schedule
+            else "min(min(k_tiles, kStages), 4));") in capped
 
 
 def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():

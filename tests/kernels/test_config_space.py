@@ -202,8 +202,13 @@ def test_l2_prefetch_is_a_pdl_field_left_out_of_dicts_unless_set():
                 dict(l2_prefetch=True, l2_prefetch_kb=-16)):
         with pytest.raises(ValueError, match="l2_prefetch_kb"):
             sm90(pdl=True, **bad)
-    with pytest.raises(ValueError, match="l2_prefetch_kb caps an sm90"):
-        replace(splitk, l2_prefetch_kb=64)
+    splitk_capped = replace(splitk, l2_prefetch_kb=64)
+    assert splitk_capped.name == splitk.name + "64k" and splitk_capped.l2_prefetch_k_tiles == 4  # 16 KB k-tiles
+    assert replace(splitk_capped, tile=(128, 128, 64)).l2_prefetch_k_tiles == 2  # 32 KB
+    assert replace(splitk_capped, l2_prefetch_kb=16, tile=(128, 128, 64)).l2_prefetch_k_tiles == 1  # at least one
+    assert splitk.l2_prefetch_k_tiles == 0  # uncapped: the pipeline's depth
+    with pytest.raises(ValueError, match="l2_prefetch_kb caps an l2_prefetch variant"):
+        replace(splitk, l2_prefetch=False, l2_prefetch_kb=64)
     with pytest.raises(ValueError, match="l2_prefetch must be a bool"):
         sm90(pdl=True, l2_prefetch=1)
     experiment = space.variant_set("l2_prefetch")
@@ -222,8 +227,14 @@ def test_l2_prefetch_is_a_pdl_field_left_out_of_dicts_unless_set():
     # the splitk twins: both layouts, each the twin of a splitk pdl variant the tables run
     splitk_twins = space.variant_set("l2_prefetch_splitk")
     assert {c.b_layout for c in splitk_twins} == {"col", "row"} and len(set(splitk_twins)) == len(splitk_twins)
-    assert all(c.family == "splitk" and c.l2_prefetch and replace(c, l2_prefetch=False) in tables
+    assert all(c.family == "splitk" and c.l2_prefetch and (replace(c, l2_prefetch=False) in tables or c in tables)
                for c in splitk_twins)
+    # the capped experiments of session 32: row sm90, both layouts' splitk, one per full twin of the tables' variants
+    capped_row = space.variant_set("l2_prefetch_capped_row")
+    assert {replace(c, l2_prefetch_kb=0) for c in capped_row} == set(space.variant_set("l2_prefetch_row"))
+    splitk_capped = space.variant_set("l2_prefetch_splitk_capped")
+    assert {replace(c, l2_prefetch_kb=0) for c in splitk_capped} == set(splitk_twins)
+    assert all(c.l2_prefetch_kb == space.L2_PREFETCH_CAP_KB for c in capped_row + splitk_capped)
 
 
 def test_unknown_set_raises():

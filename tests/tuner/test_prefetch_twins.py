@@ -51,6 +51,10 @@ def test_a_splitk_variant_counts_its_splits_as_ctas_and_its_whole_grid_prefetch(
 def test_a_capped_twin_counts_only_what_it_prefetches():
     assert prefetch_pays(twin_of(COOP128), 2048, 1024, 512) is False  # 128 CTAs, 6 stages of 32 KB
     assert prefetch_pays(twin_of(COOP128, kb=64), 2048, 1024, 512) is True  # the same, 2 k-tiles
+    deep = replace(SPLITK, stages=8)  # splitk: 64 CTAs of 8 k-tiles of 16 KB (8 MiB) -> of 4 (4 MiB)
+    assert prefetch_pays(twin_of(deep), 128, 128, 12288, 16) is False
+    assert prefetch_pays(twin_of(deep, kb=64), 128, 128, 12288, 16) is True
+    assert prefetch_pays(twin_of(SPLITK, kb=64), 1024, 64, 4096, 8) is False  # 128 CTAs of 4 k-tiles: no change
 
 
 def test_an_sm90_variant_ignores_splits():
