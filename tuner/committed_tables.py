@@ -207,7 +207,7 @@ PREFETCH_TWIN_LAYOUTS = ("col", "row")
 PREFETCH_TWIN_FAMILIES = ("sm90", "splitk")
 # Then the sm90 graph choices the rule leaves move to their capped twins (at most L2_PREFETCH_CAP_KB per CTA), col
 # only: session 32's call 3, 100 of the 164 f32 / 216 f16 such entries, both roles: +2.4% / +2.0% kernel-only (0.979x
-# at worst). The row layout's capped twins are neither built nor measured.
+# at worst). The row layout's (set l2_prefetch_capped_row) and splitk ones are built, not yet measured.
 PREFETCH_CAPPED_LAYOUTS = ("col",)
 
 

@@ -1,5 +1,5 @@
-"""`python -m tuner.prefetch_twins --table T --out O`: a table's B column-major graph choices (calls captured into a CUDA
-graph, timed kernel-only) moved to their l2_prefetch twins where the prefetch pays.
+"""`python -m tuner.prefetch_twins --table T --out O [--b-layout row]`: a table's graph choices of one B layout (calls
+captured into a CUDA graph, timed kernel-only) moved to their l2_prefetch twins where the prefetch pays.
 
 An l2_prefetch twin (kernels/codegen/l2_prefetch.cuh) is its pdl variant with one thread prefetching the first tile's
 operands into L2 before the kernel waits on the previous grid. Session 30 (call 1, both roles, 200 changed shapes,
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     p.add_argument("--b-layout", default="col", choices=("col", "row"))
     p.add_argument("--changed", type=Path, help="also write the changed shapes here, one M_N_K per line (an A/B's list)")
     p.add_argument("--family", action="append", choices=("sm90", "splitk"),
-                   help="the families whose graph choices move (repeatable; default: sm90, the measured one)")
+                   help="the families whose graph choices move (repeatable; default: sm90)")
     p.add_argument("--all", action="store_true", help="move every such graph choice, not only where the rule says")
     p.add_argument("--cap-kb", type=int, default=0, metavar="KB",
                    help="move graph choices to their twins capped at KB per CTA (a multiple of 16; the rule "
