@@ -359,24 +359,19 @@ def l2_prefetch_twin(cfg: KernelConfig, kb: int = 0) -> KernelConfig | None:
 L2_PREFETCH_CAP_KB = 64  # the capped twins' cap: inside what paid with 128-132 CTAs in session 30 (<= ~100 KB)
 
 
-def _l2_prefetch_capped_twins(layout: str, family: str = "sm90") -> list[KernelConfig]:
-    """The capped twins of the pdl variants of `family` the tables run in `layout`: for the graph choices whose full
-    prefetch lost (sm90: 128-132 CTAs prefetching 130-220 KB each, session 30; a shallower one ran 1.02x there in the
-    col layout, session 32. splitk: grids prefetching more than 4 MiB in all, session 32)."""
-    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == family and c.pdl]
-    twins = [l2_prefetch_twin(replace(c, l2_prefetch=False, l2_prefetch_kb=0), L2_PREFETCH_CAP_KB) for c in tables]
-    return list(dict.fromkeys(twins))
-
-
-def _l2_prefetch_twins(layout: str, family: str = "sm90") -> list[KernelConfig]:
+def _l2_prefetch_twins(layout: str, family: str = "sm90", kb: int = 0) -> list[KernelConfig]:
     """For kernel-only time on small shapes, where a pdl kernel's critical path is: the previous grid ends, this one's
     wait returns, its first TMA loads go to HBM. The twins prefetch their first tile's operands into L2 before that
     wait (kernels/codegen/l2_prefetch.cuh), overlapping the load latency with the previous grid's tail: the twins of
-    the sm90 pdl variants the committed tables run in `layout`. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where
-    many CTAs prefetch much; the tables run them where they pay (tuner/prefetch_twins.py)."""
-    tables = [c for c in _committed_table_variants() if c.b_layout == layout and c.family == family]
-    # the tables run some twins already (capped ones too: their full twin here): each once
-    twins = [replace(c, l2_prefetch_kb=0) if c.l2_prefetch else l2_prefetch_twin(c) for c in tables]
+    the pdl variants of `family` the committed tables run in `layout` (of their bases, where the tables run a twin
+    already), each once. Session 30: 1.07-1.09x below 1e9 FLOP, a loss where many CTAs prefetch much; the tables run
+    them where they pay (tuner/prefetch_twins.py).
+    kb > 0: the twins capped at kb KB per CTA, for the graph choices whose full prefetch lost (sm90: 128-132 CTAs
+    prefetching 130-220 KB each, session 30; capped at 64 KB they ran 1.02x there in the col layout, session 32.
+    splitk: grids prefetching more than 4 MiB in all, session 32)."""
+    bases = [replace(c, l2_prefetch=False, l2_prefetch_kb=0) for c in _committed_table_variants()
+             if c.b_layout == layout and c.family == family]
+    twins = (l2_prefetch_twin(c, kb) for c in bases)
     return list(dict.fromkeys(c for c in twins if c is not None))
 
 
@@ -441,12 +436,12 @@ VARIANT_SETS = {
     "l2_prefetch_splitk": lambda: _l2_prefetch_twins("col", "splitk") + _l2_prefetch_twins("row", "splitk"),
     # the sm90 col twins again, prefetching at most L2_PREFETCH_CAP_KB per CTA (kernels.build --set
     # l2_prefetch_capped; the col tables run them where the full prefetch loses, session 32)
-    "l2_prefetch_capped": lambda: _l2_prefetch_capped_twins("col"),
+    "l2_prefetch_capped": lambda: _l2_prefetch_twins("col", kb=L2_PREFETCH_CAP_KB),
     # the same for the row sm90 and both layouts' splitk graph choices the rules leave (experiments until the device
     # measures them: kernels.build --set l2_prefetch_capped_row / l2_prefetch_splitk_capped)
-    "l2_prefetch_capped_row": lambda: _l2_prefetch_capped_twins("row"),
-    "l2_prefetch_splitk_capped": lambda: (_l2_prefetch_capped_twins("col", "splitk")
-                                          + _l2_prefetch_capped_twins("row", "splitk")),
+    "l2_prefetch_capped_row": lambda: _l2_prefetch_twins("row", kb=L2_PREFETCH_CAP_KB),
+    "l2_prefetch_splitk_capped": lambda: (_l2_prefetch_twins("col", "splitk", L2_PREFETCH_CAP_KB)
+                                          + _l2_prefetch_twins("row", "splitk", L2_PREFETCH_CAP_KB)),
     # what the committed tuned tables run (kernels/tables): what a deployment has built anyway (the pack, the image),
     # so tuning a deployment's own shapes over it compiles nothing (tuner.follow, docs/dispatch.md)
     "tables": lambda: _committed_table_variants(),

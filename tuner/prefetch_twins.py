@@ -37,20 +37,28 @@ MAX_PREFETCH_BYTES = 100 * 1024
 MAX_SPLITK_PREFETCH_BYTES = 4 << 20  # all of a splitk grid's CTAs together
 
 
-def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int, splits: int = 1) -> bool:
-    """Whether cfg's l2_prefetch twin is expected to beat it back to back on an m×n×k GEMM (module docstring); a
-    splitk variant's CTAs are its tiles times its splits, each over K / splits, and its rule is their total."""
+def prefetch_footprint(cfg: KernelConfig, m: int, n: int, k: int, splits: int = 1) -> tuple[int, int]:
+    """(CTAs, bytes each prefetches) of cfg's l2_prefetch twin on an m×n×k GEMM: a splitk variant's CTAs are its
+    tiles times its splits, each over K / splits; a CTA prefetches up to its pipeline's depth, a capped twin whole
+    k-tiles within its cap."""
     tm, tn, tk = cfg.tile
     splits = max(splits, 1) if cfg.family == "splitk" else 1
     ctas = min(math.ceil(m / tm) * math.ceil(n / tn) * splits, SMS)
     stage_bytes = (tm + tn) * tk * 2
-    depth = cfg.stages or SMEM_BYTES // stage_bytes  # the kernel prefetches at most its pipeline's depth
+    depth = cfg.stages or SMEM_BYTES // stage_bytes
     k_tiles = min(math.ceil(k / splits / tk), depth)
-    if cfg.l2_prefetch_k_tiles:  # a capped twin: whole k-tiles within its cap, at least one
+    if cfg.l2_prefetch_k_tiles:
         k_tiles = min(k_tiles, cfg.l2_prefetch_k_tiles)
+    return ctas, k_tiles * stage_bytes
+
+
+def prefetch_pays(cfg: KernelConfig, m: int, n: int, k: int, splits: int = 1) -> bool:
+    """Whether cfg's l2_prefetch twin is expected to beat it back to back on an m×n×k GEMM (module docstring); for a
+    splitk variant, what all its CTAs prefetch together decides."""
+    ctas, per_cta = prefetch_footprint(cfg, m, n, k, splits)
     if cfg.family == "splitk":
-        return ctas * k_tiles * stage_bytes <= MAX_SPLITK_PREFETCH_BYTES
-    return ctas <= MAX_EARLY_CTAS or k_tiles * stage_bytes <= MAX_PREFETCH_BYTES
+        return ctas * per_cta <= MAX_SPLITK_PREFETCH_BYTES
+    return ctas <= MAX_EARLY_CTAS or per_cta <= MAX_PREFETCH_BYTES
 
 
 def swap_in_twins(table: dict, b_layout: str = "col", pays=prefetch_pays, families=("sm90",),

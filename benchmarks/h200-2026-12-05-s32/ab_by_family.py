@@ -10,11 +10,10 @@ import json
 import math
 import sys
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 
 from kernels.config import KernelConfig
-from tuner.prefetch_twins import SMS, prefetch_pays
+from tuner.prefetch_twins import prefetch_footprint, prefetch_pays
 
 
 def kernel_us(run: Path) -> dict:
@@ -41,12 +40,9 @@ def main(ab_dir: Path, cand_dir: Path, layout: str) -> None:
             cfg, splits = KernelConfig.from_dict(graph["config"]), graph.get("runtime", {}).get("splits", 0)
             by_family[cfg.family].append(ratio)
             if cfg.family == "splitk":
-                tm, tn, tk = cfg.tile
-                ctas = min(math.ceil(entry["m"] / tm) * math.ceil(entry["n"] / tn) * splits, SMS)
-                k_tiles = min(math.ceil(entry["k"] / splits / tk), cfg.stages)
-                mib = ctas * k_tiles * (tm + tn) * tk * 2 / 2**20
-                pays = prefetch_pays(replace(cfg, l2_prefetch=False), entry["m"], entry["n"], entry["k"], splits)
-                splitk.append((mib, ratio, pays))
+                shape = entry["m"], entry["n"], entry["k"], splits
+                ctas, per_cta = prefetch_footprint(cfg, *shape)
+                splitk.append((ctas * per_cta / 2**20, ratio, prefetch_pays(cfg, *shape)))
         for family, ratios in sorted(by_family.items()):
             print(f"{acc} {layout} {family}: {len(ratios)} shapes, geomean {geomean(ratios):.4f}, "
                   f"range {min(ratios):.3f}-{max(ratios):.3f}, below 0.98x {sum(r < 0.98 for r in ratios)}")
