@@ -286,12 +286,14 @@ def test_compile_error_is_reported_per_variant(cache):
         build.compile_tu("this is not C++;", "broken", gencode=["-gencode=arch=compute_80,code=sm_80"])
 
 
-def test_pack_unpack_round_trip(cache, tmp_path):
+@pytest.mark.parametrize("suffix,magic", [(".tar.gz", b"\x1f\x8b"), (".tar.xz", b"\xfd7zXZ")])
+def test_pack_unpack_round_trip(cache, tmp_path, suffix, magic):
     lib = cache / "lib"
     lib.mkdir(parents=True)
     (lib / "v-0123.so").write_bytes(b"\x7fELF fake")
     (lib / "v-0123.json").write_text('{"name": "v"}')
-    archive = build.pack(tmp_path / "fresh_folder" / "pack.tar.gz")  # its folder is made
+    archive = build.pack(tmp_path / "fresh_folder" / f"pack{suffix}")  # its folder is made
+    assert archive.read_bytes().startswith(magic)  # the name picks the compression
     for f in lib.iterdir():
         f.unlink()
     restored = build.unpack(archive)
