@@ -6,10 +6,13 @@ source scripts/device_env.sh
 export HGEMM_COMMIT=${HGEMM_COMMIT:-unknown}
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 mkdir -p .cache/hgemm
-# .tar.xz packs (kernels.build.pack by the name: ~15x smaller) through Python's lzma: the host may lack xz(1)
+# .tar.xz packs (kernels.build.pack by the name: ~15x smaller) through Python's lzma, the host may lack xz(1); tar(1)
+# if this Python lacks lzma
 for pack in .carry*/kernel_cache*.tar.gz .carry*/kernel_cache*.tar.xz; do
-  [ -f "$pack" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" \
-    "$pack" .cache/hgemm && rm "$pack"
+  [ -f "$pack" ] || continue
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" \
+    "$pack" .cache/hgemm 2>> $OUT/rc.txt || tar xf "$pack" -C .cache/hgemm
+  rm "$pack"
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/env.txt
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> $OUT/env.txt 2>&1
