@@ -11,13 +11,7 @@ timeout --signal=INT --kill-after=10 40 ./eval_one_file.sh --grid benchmarks/h20
   --acc_precise fp32 --warmup_seconds 0.05 --benchmark_seconds 0.3 --base_dir $OUT/small_k --gpu_device_id 0 \
   --mode offline --timing kernel --baselines torch.matmul,cuBLAS-tn --b_layout col > $OUT/small_k.log 2>&1
 echo "small-K shapes rc=$? at $(el)s" >> $OUT/rc.txt
-python3 -c "
-import csv, sys
-from collections import defaultdict
-us = defaultdict(dict)
-for r in csv.DictReader(open(sys.argv[1])):
-    us[r['mnk']][r['competitor']] = float(r['kernel_us'])
-for mnk, t in us.items():
-    print(mnk, ' '.join(f'{c} {v:.1f}' for c, v in sorted(t.items())))" $OUT/small_k/results.csv >> $OUT/rc.txt 2>&1
+# the CLI prints each shape's table (tuner/results.py format_table): its rows go to rc.txt
+grep -E "^== |^(ours|torch.matmul|cuBLAS-tn) " $OUT/small_k.log >> $OUT/rc.txt
 RUNS=${RUNS:-row:fp16} END=$(( ${END:-565} - $(el) )) TAG=${TAG:-s33} CALL=${CALL:-call2} \
   bash benchmarks/h200-2026-12-03-s24/s24grid.sh

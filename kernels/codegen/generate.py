@@ -113,10 +113,12 @@ def _splitk_l2_prefetch_call(cfg: KernelConfig) -> str:
     if not cfg.l2_prefetch_kb:
         return call
     cap, note = cfg.l2_prefetch_k_tiles, f"  // at most {cfg.l2_prefetch_kb} KB"
-    if cfg.schedule == "cluster":
-        return call.replace("min(k_tiles, kStages));", f"min(min(k_tiles, kStages), {cap}));{note}")
-    return call.replace("prefetch_splitk_tile_to_l2<GemmKernel>(params);",
-                        f"prefetch_splitk_tile_to_l2<GemmKernel, {cap}>(params);{note}")
+    old, new = (("min(k_tiles, kStages));", f"min(min(k_tiles, kStages), {cap}));{note}") if cfg.schedule == "cluster"
+                else ("prefetch_splitk_tile_to_l2<GemmKernel>(params);",
+                      f"prefetch_splitk_tile_to_l2<GemmKernel, {cap}>(params);{note}"))
+    if old not in call:  # a template edit must not leave a capped variant prefetching uncapped
+        raise ValueError(f"{cfg.name}: no {old!r} in the {cfg.schedule} prefetch call to cap")
+    return call.replace(old, new)
 
 
 def _sm90_kernel_entry(cfg: KernelConfig) -> str:

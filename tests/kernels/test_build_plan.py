@@ -141,6 +141,19 @@ def test_splitk_l2_prefetch_adds_the_prefetch_before_the_wait_and_changes_nothin
             else "min(min(k_tiles, kStages), 4));") in capped
 
 
+def test_a_capped_splitk_twin_refuses_a_prefetch_call_it_cannot_bound(monkeypatch):
+    codegen = sys.modules["kernels.codegen.generate"]
+    calls = {schedule: call.replace("kStages", "kDepth").replace("<GemmKernel>", "<Kernel>")
+             for schedule, call in codegen._L2_PREFETCH_SPLITK_CALL.items()}
+    monkeypatch.setattr(codegen, "_L2_PREFETCH_SPLITK_CALL", calls)  # a template edit the cap does not know
+    for schedule in ("", "cluster"):
+        cfg = KernelConfig("splitk", "f32", "col", (64, 64, 64), stages=4, schedule=schedule, pdl=True,
+                           l2_prefetch=True)
+        generate(cfg)  # uncapped: the call as it is
+        with pytest.raises(ValueError, match="to cap"):
+            generate(replace(cfg, l2_prefetch_kb=64))
+
+
 def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():
     col = KernelConfig("splitk", "f32", "col", (128, 64, 64), stages=4, pdl=True)
     row = replace(col, acc="f16", b_layout="row", pdl=False)
