@@ -15,8 +15,9 @@ from tuner.correctness import check, reference
 from tuner.environment import Measurement
 from tuner.inputs import copies_needed, device_l2_bytes, make_operands
 from tuner.lt_arms import DEFAULT_LT_ARMS, LT, is_lt, lt_arms, lt_list_length
+from tuner.retime import Retimed
 from tuner.shapes import Shape
-from tuner.timing import GraphSampler
+from tuner.timing import GraphSampler, order_rng, run_interleaved
 
 SAMPLES = 5
 TUNER_MAX_COPIES = 1024
@@ -109,47 +110,72 @@ class GpuEnv:
         except Exception as exc:  # noqa: BLE001 - a launch failure is a failed arm, not a failed search
             return None, f"{type(exc).__name__}: {exc}"
 
+    def _reference_runners(self) -> dict:
+        """cuBLAS's arms in this layout, whose faster one is the reward's reference."""
+        from kernels.cublas import CublasArm
+
+        kinds = ("gemmex_tn" if self.b_layout == "col" else "gemmex_nn", "lt_heuristic")
+        return {kind: (lambda a, b, out, arm=CublasArm(kind=kind): arm(a, b, out, b_layout=self.b_layout,
+                                                                       acc=self.acc))
+                for kind in kinds}
+
     def cublas_us(self, shape: Shape) -> float:
         if shape not in self._cublas:
-            from kernels.cublas import CublasArm
-
-            kinds = ("gemmex_tn" if self.b_layout == "col" else "gemmex_nn", "lt_heuristic")
-            times = []
-            for kind in kinds:
-                arm = CublasArm(kind=kind)
-                us, _ = self._time(lambda a, b, out, arm=arm: arm(a, b, out, b_layout=self.b_layout, acc=self.acc),
-                                   shape)
-                if us:
-                    times.append(us)
+            times = [us for us, _ in (self._time(run, shape) for run in self._reference_runners().values()) if us]
             if not times:
                 raise RuntimeError(f"no cuBLAS reference for {shape.mnk}")
             self._cublas[shape] = min(times)
         return self._cublas[shape]
 
-    def measure(self, shape: Shape, arm: Arm) -> Measurement:
+    def _runner(self, arm: Arm):
+        """The callable (a, b, out) that runs an arm: a built variant with its knobs, or a cuBLASLt algorithm of the
+        shape's heuristic list through the launcher the dispatcher binds for a cublaslt entry."""
+        if is_lt(arm):
+            from kernels.cublas import CublasArm
+
+            return CublasArm("lt_algo", arm.algo).launcher(self.b_layout, self.acc)
         from kernels import runtime
 
+        kernel = runtime.load(self.configs[arm.config], build_if_missing=False)
+        knobs = arm.knobs
+        return lambda a, b, out: kernel(a, b, out, **knobs)
+
+    def measure(self, shape: Shape, arm: Arm) -> Measurement:
         t0 = time.monotonic()
         ref_us = self.cublas_us(shape)
-        if is_lt(arm):
-            return self._measure_lt(shape, arm, ref_us, t0)
-        if arm.config not in self._built:
+        if not is_lt(arm) and arm.config not in self._built:
             return Measurement(None, ref_us, 0.0, self.build_errors.get(arm.config, "not_built"))
         try:
-            kernel = runtime.load(self.configs[arm.config], build_if_missing=False)
-        except Exception as exc:  # noqa: BLE001
-            return Measurement(None, ref_us, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
-        knobs = arm.knobs
-        us, error = self._time(lambda a, b, out: kernel(a, b, out, **knobs), shape)
-        return Measurement(us, ref_us, time.monotonic() - t0, error)
-
-    def _measure_lt(self, shape: Shape, arm: Arm, ref_us: float, t0: float) -> Measurement:
-        """Algorithm arm.algo of the shape's heuristic list: the launcher the dispatcher binds for a cublaslt entry."""
-        from kernels.cublas import CublasArm
-
-        try:
-            run = CublasArm("lt_algo", arm.algo).launcher(self.b_layout, self.acc)
+            run = self._runner(arm)
         except Exception as exc:  # noqa: BLE001
             return Measurement(None, ref_us, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
         us, error = self._time(run, shape)
         return Measurement(us, ref_us, time.monotonic() - t0, error)
+
+    def retime(self, shape: Shape, arms: list[Arm], rounds: int) -> Retimed:
+        """The arms (each measured, so checked, on these operands) and the cuBLAS reference, kernel-only, one graph
+        replay each per round in a fresh order per round (tuner/retime.py); the reference is the faster of its
+        arms' medians, as in cublas_us."""
+        t0 = time.monotonic()
+        ops = self._operands(shape)
+        argsets = [(ops.a[i], ops.b(i, self.b_layout), ops.out[i]) for i in range(ops.copies)]
+        runners = {("ref", kind): run for kind, run in self._reference_runners().items()}
+        samplers, errors = {}, {}
+        for arm in arms:
+            try:
+                runners[arm] = self._runner(arm)
+            except Exception as exc:  # noqa: BLE001 - this arm fails the re-timing, the others go on
+                errors[arm] = f"{type(exc).__name__}: {exc}"
+        for key, run in runners.items():
+            try:
+                samplers[key] = {"kernel": GraphSampler(run, argsets)}
+            except Exception as exc:  # noqa: BLE001
+                errors[key] = f"{type(exc).__name__}: {exc}"
+        samples = run_interleaved(samplers, 0.0, 0.0, rng=order_rng(0, shape.mnk), min_rounds=rounds,
+                                  max_rounds=rounds)
+        medians = {key: samples[key].median("kernel") for key in samplers}
+        refs = [us for key, us in medians.items() if isinstance(key, tuple) and us]
+        if not refs:
+            raise RuntimeError(f"no cuBLAS reference for {shape.mnk} in the re-timing: {errors}")
+        return Retimed(min(refs), {arm: medians.get(arm) for arm in arms}, time.monotonic() - t0, rounds,
+                       {arm: why for arm, why in errors.items() if isinstance(arm, Arm)})

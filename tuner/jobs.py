@@ -10,6 +10,7 @@ import time
 
 from tuner.agent import Agent
 from tuner.objective import Objective
+from tuner.retime import Retime, apply, retime_leaders
 from tuner.search import LT_FIRST, agent_search
 from tuner.shapes import parse_mnk
 
@@ -23,7 +24,8 @@ def make_env(spec: dict):
             from tuner.synthetic import SyntheticEnv
 
             _ENVS[key] = SyntheticEnv(acc=spec["acc"], prebuilt=tuple(spec.get("prebuilt", ())),
-                                      lt_count=spec.get("lt_arms", 0))
+                                      lt_count=spec.get("lt_arms", 0), noise=spec.get("noise", 0.0),
+                                      seed=spec.get("seed", 0))
         elif spec["env"] == "gpu":
             from tuner.gpu_env import GpuEnv
 
@@ -68,16 +70,19 @@ def tune_job(payload: dict) -> dict:
     budget_trials, budget_seconds, lt_first = lt_sweep(payload, cublas_us, spec.get("lt_arms", 0))
     result = agent_search(agent, env, shape, budget_trials=budget_trials, budget_seconds=budget_seconds,
                           batch=payload.get("batch", 1), prefer=cheap, lt_first=lt_first)
+    t_search = time.perf_counter()
+    retimed = retime_leaders(env, shape, result.trials, result.cublas_us, Retime.from_dict(payload.get("retime")))
     t_end = time.perf_counter()
     best = result.best
-    return {
+    record = {
         "mnk": shape.mnk, "acc": spec["acc"], "b_layout": spec["b_layout"], "cublas_us": result.cublas_us,
         "seconds": result.seconds, "worker": payload.get("gpu"), "pid": os.getpid(),
         # where the job's wall time went (tuning cost report): environment, model snapshot, the shape's operands and
         # cuBLAS baseline, and the search itself (candidate list with the cuBLASLt heuristic query, trials)
         "job_seconds": {"env": t_env - t0, "agent": t_agent - t_env, "setup": t_setup - t_agent,
-                        "search": t_end - t_setup, "total": t_end - t0},
+                        "search": t_search - t_setup, "retime": t_end - t_search, "total": t_end - t0},
         "best": None if best is None else {"arm": best.arm.to_dict(), "us": best.us, "speedup": best.speedup},
         "trials": [{"arm": t.arm.to_dict(), "us": t.us, "speedup": t.speedup, "error": t.error}
                    for t in result.trials],
     }
+    return apply(record, retimed) if retimed is not None else record

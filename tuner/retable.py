@@ -11,7 +11,8 @@ objective used. `--state` may be given once per tuning run: the records are merg
 the base); `--state DIR+DIR` is one run kept in parts (a resumed run whose new records were committed apart).
 `--borrow-f32` (f16 tables): an entry runs the f32 table's choice of its shape when that is faster by
 --borrow-margin (tuner/merge.py says why that is allowed and how it is judged); `--borrow-large FLOP=MARGIN` gives
-the shapes above FLOP their own margin. `--graph-objective kernel` adds to
+the shapes above FLOP their own margin. `--search-figures` judges records of a run with `--retime-top` by their
+search's own figures (tuner/retime.py: the same trials, for a paired comparison). `--graph-objective kernel` adds to
 each entry whose choice differs under that objective a `graph` choice, which calls captured into a CUDA graph run
 (no launch cost per replay: the fastest kernel is what they need; tuner/tables.py, kernels/tuned_tables.py).
 """
@@ -25,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from tuner.objective import OBJECTIVES, Objective
+from tuner.retime import undo
 
 
 def read_records(state: Path, acc: str, b_layout: str) -> list[dict]:
@@ -102,6 +104,8 @@ def main(argv=None) -> int:
     p.add_argument("--borrow-margin", type=float, default=1.02)
     p.add_argument("--borrow-large", default=None, metavar="FLOP=MARGIN",
                    help="f16: shapes above FLOP borrow with MARGIN instead (may be < 1), e.g. 1e11=0.97")
+    p.add_argument("--search-figures", action="store_true",
+                   help="judge re-timed records by the search's own figures (tuner/retime.py)")
     p.add_argument("--meta-from", default=None, help="table whose meta to keep (default: --out if it exists)")
     p.add_argument("--graph-objective", choices=OBJECTIVES, default=None,
                    help="also give each entry this objective's choice for calls captured into a CUDA graph")
@@ -121,7 +125,10 @@ def main(argv=None) -> int:
     objective = objective_of(args)
 
     def entries_for(acc: str, objective) -> list[dict]:
-        records = merge_runs([read_run(state, acc, args.b_layout) for state in args.state])
+        runs = [read_run(state, acc, args.b_layout) for state in args.state]
+        if args.search_figures:
+            runs = [[undo(r) for r in run] for run in runs]
+        records = merge_runs(runs)
         configs = configs_of(records, acc, args.b_layout)
         return [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in records]
 
@@ -153,6 +160,8 @@ def main(argv=None) -> int:
     meta.pop("l2_prefetch_twins", None)
     tuner = meta[key] = {**meta.get(key, {}), **objective.describe(), "min_speedup": args.min_speedup,
                          "runs_merged": len(args.state)}
+    if args.search_figures:
+        tuner["search_figures"] = True
     if args.borrow_f32:
         tuner.update(borrowed_f32=borrowed, borrow_margin=args.borrow_margin)
         if large is not None:

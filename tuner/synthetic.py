@@ -7,23 +7,30 @@ raster order matching the aspect ratio, a memory-bound floor and a launch latenc
 per-(shape, arm) jitter (a hash, not a random generator) that no model can learn. cuBLAS is modelled as a fixed
 shape-dependent factor over the best arm (strong on big shapes, weaker on small ones); a cuBLASLt arm of rank r
 (`lt_count` > 0) as that reference times (0.985 + 0.005 r) with a ±2% jitter, so its top ranks sometimes beat it by a
-few percent, as on the H200."""
+few percent, as on the H200.
+
+`noise` > 0 adds what the H200 adds on top: each measurement is the true time times a lognormal factor of that
+spread (seeded), so a search's single figure can mislead and an interleaved re-timing (tuner/retime.py) can tell."""
 from __future__ import annotations
 
 import hashlib
 import itertools
 import math
+import random
+import statistics
 
 from tuner.arms import Arm
 from tuner.environment import Measurement
 from tuner.features import SMS
 from tuner.lt_arms import is_lt, lt_arms
+from tuner.retime import Retimed
 from tuner.shapes import Shape
 
 PEAK_SM90 = 900e12  # FLOP/s of the whole chip at full tile efficiency
 PEAK_SM80 = 420e12  # mma.sync path
 HBM = 4.0e12  # bytes/s achievable
 LAUNCH_US = 2.5
+MEASURE_SAMPLES = 5  # graph replays per measurement, as tuner.gpu_env times them: a re-timing round costs one
 
 
 def synthetic_arms(size: str = "small") -> list[Arm]:
@@ -99,9 +106,11 @@ class SyntheticEnv:
     `measure_seconds`; `prebuilt` are config names compiled from the start."""
 
     def __init__(self, arms: list[Arm] | None = None, acc: str = "f32", prebuilt=(), compile_seconds: float = 30.0,
-                 measure_seconds: float = 0.5, jitter: float = 0.015, lt_count: int = 0):
+                 measure_seconds: float = 0.5, jitter: float = 0.015, lt_count: int = 0, noise: float = 0.0,
+                 seed: int = 0):
         self.arms = (arms if arms is not None else synthetic_arms()) + lt_arms(lt_count)
         self.acc = acc
+        self.noise, self._rng = noise, random.Random(seed)
         self._built = set(prebuilt)
         self.compile_seconds, self.measure_seconds, self.jitter = compile_seconds, measure_seconds, jitter
         self._cublas: dict[Shape, float] = {}
@@ -131,7 +140,19 @@ class SyntheticEnv:
             self._cublas[shape] = best * cublas_factor(shape)
         return self._cublas[shape]
 
+    def _observed(self, true_us: float) -> float:
+        return true_us * math.exp(self._rng.gauss(0.0, self.noise)) if self.noise else true_us
+
     def measure(self, shape: Shape, arm: Arm) -> Measurement:
         if arm.config not in self.built():
             return Measurement(None, self.cublas_us(shape), 0.0, "not_built")
-        return Measurement(self.true_us(shape, arm), self.cublas_us(shape), self.measure_seconds)
+        return Measurement(self._observed(self.true_us(shape, arm)), self.cublas_us(shape), self.measure_seconds)
+
+    def retime(self, shape: Shape, arms: list[Arm], rounds: int) -> Retimed:
+        """Medians of `rounds` fresh measurements of each arm and of the reference; one measurement's cost each."""
+        def median_of(true_us: float) -> float:
+            return statistics.median(self._observed(true_us) for _ in range(rounds))
+
+        cublas = median_of(self.cublas_us(shape))
+        return Retimed(cublas, {arm: median_of(self.true_us(shape, arm)) for arm in arms},
+                       self.measure_seconds * (len(arms) + 1) * (rounds + 1) / MEASURE_SAMPLES, rounds)

@@ -23,6 +23,7 @@ from tuner.features import FeatureMap
 from tuner.lt_arms import DEFAULT_LT_ARMS, LT, LT_TOP_N, is_lt, lt_arms, lt_options
 from tuner.objective import OBJECTIVES, Objective, parse_host_us
 from tuner.progress import Progress
+from tuner.retime import Retime
 from tuner.shapes import parse_mnk, read_grid
 from tuner.store import ResultStore, shape_key
 
@@ -66,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="log-speedup charge on a non-leading variant's other raster/swizzle settings (tuner/agent.py)")
     p.add_argument("--cover-families", action="store_true",
                    help="measure the agent's favourite of every kernel family on each shape first (tuner/agent.py)")
+    p.add_argument("--retime-top", type=int, default=0,
+                   help="time each shape's N fastest arms again beside cuBLAS, interleaved, before the table takes one "
+                        "(0: off; tuner/retime.py)")
+    p.add_argument("--retime-us", type=float, default=20.0,
+                   help="--retime-top: only shapes whose cuBLAS reference takes at least this many µs")
+    p.add_argument("--retime-rounds", type=int, default=5, help="--retime-top: interleaved rounds")
+    p.add_argument("--synthetic-noise", type=float, default=0.0,
+                   help="--env synthetic: lognormal spread of each measurement (tuner/synthetic.py)")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -123,6 +132,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.acc = ACC[args.acc]
     objective = objective_of(args)
+    try:
+        retime = Retime(args.retime_top, args.retime_us, args.retime_rounds)
+    except ValueError as exc:
+        raise SystemExit(f"--retime-*: {exc}") from None
     if not 0 <= args.lt_arms <= LT_TOP_N:
         raise SystemExit(f"--lt-arms must be in 0..{LT_TOP_N}, got {args.lt_arms}")
     from tuner import env_info
@@ -148,6 +161,8 @@ def main(argv=None) -> int:
 
     env_spec = {"env": args.env, "acc": args.acc, "b_layout": args.b_layout, "build_jobs": args.build_jobs,
                 "variant_set": None if args.variant_set == "all" else args.variant_set, "lt_arms": args.lt_arms}
+    if args.env == "synthetic" and args.synthetic_noise:
+        env_spec.update(noise=args.synthetic_noise, seed=args.seed)
     if args.ray_address:
         pool = RayPool(args.ray_address, tune_job)
     elif args.env == "synthetic" or len(visible_gpus(args.gpus)) <= 1:
@@ -162,7 +177,7 @@ def main(argv=None) -> int:
     def payload(shape) -> dict:
         return {"mnk": shape.mnk, "env_spec": env_spec, "agent": agent.state_dict(), "batch": args.batch,
                 "budget_trials": args.budget_trials, "budget_seconds": args.budget_seconds,
-                "lt_sweep_us": args.lt_sweep_us, "objective": objective.describe()}
+                "lt_sweep_us": args.lt_sweep_us, "objective": objective.describe(), "retime": retime.describe()}
 
     def finished(shape, record) -> None:
         store.append(record)
@@ -219,7 +234,8 @@ def main(argv=None) -> int:
         meta = env_info.collect()
         meta.update(acc=args.acc, arch=meta["arch"] if meta["arch"] != "none" else "sm90",
                     tuner={"budget_trials": args.budget_trials, "env": args.env, "variant_set": args.variant_set,
-                           "lt_arms": args.lt_arms, "lt_sweep_us": args.lt_sweep_us, **objective.describe()})
+                           "lt_arms": args.lt_arms, "lt_sweep_us": args.lt_sweep_us, **objective.describe(),
+                           **retime.describe()})
         path = table_path(tables_dir, meta["arch"], args.acc)
         new = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in done.values()]
         old = read_table(path)["entries"] if path.exists() else []
