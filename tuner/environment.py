@@ -6,10 +6,13 @@ Two implementations: `tuner.synthetic.SyntheticEnv` (deterministic, CPU, for tes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tuner.arms import Arm
 from tuner.shapes import Shape
+
+if TYPE_CHECKING:
+    from tuner.retime import Retimed
 
 
 @dataclass(frozen=True)
@@ -45,3 +48,6 @@ class Environment(Protocol):
 
     def cublas_us(self, shape: Shape) -> float:
         """The reference time (cuBLAS best of its arms) for the reward."""
+
+    def retime(self, shape: Shape, arms: list[Arm], rounds: int) -> "Retimed":
+        """Measured arms and the reference timed again, interleaved (tuner/retime.py; `tune --retime-top`)."""

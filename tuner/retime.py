@@ -15,9 +15,8 @@ the shape's search seconds (the tuning-cost goal includes it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
-
 from tuner.arms import Arm
+from tuner.environment import Environment
 from tuner.shapes import Shape
 
 
@@ -30,11 +29,6 @@ class Retimed:
     seconds: float
     rounds: int
     errors: dict[Arm, str] | None = None
-
-
-class Retimer(Protocol):
-    def retime(self, shape: Shape, arms: list[Arm], rounds: int) -> Retimed:
-        """The arms and the cuBLAS reference timed kernel-only, interleaved, `rounds` rounds."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +65,7 @@ def leaders(trials, top: int) -> list[Arm]:
     return out
 
 
-def retime_leaders(env: Retimer, shape: Shape, trials, cublas_us: float, policy: Retime) -> Retimed | None:
+def retime_leaders(env: Environment, shape: Shape, trials, cublas_us: float, policy: Retime) -> Retimed | None:
     """The policy's re-timing of a finished search, or None where it does not apply (short shapes, no leader)."""
     if not policy.wanted(cublas_us):
         return None
