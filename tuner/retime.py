@@ -15,6 +15,7 @@ the shape's search seconds (the tuning-cost goal includes it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from tuner.arms import Arm
 from tuner.environment import Environment
 from tuner.shapes import Shape
