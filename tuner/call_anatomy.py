@@ -116,11 +116,11 @@ def _variants(names: Sequence[str], acc: str, b_layout: str) -> list:
     from tuner import competitors as comp
     from tuner.eval_cli import parse_also_variants
 
-    configs = parse_also_variants(",".join(names))
-    wrong = [c.name for c in configs if (c.acc, c.b_layout) != (acc, b_layout)]
+    variants = parse_also_variants(",".join(names))
+    wrong = [v.name for v in variants if (v.cfg.acc, v.cfg.b_layout) != (acc, b_layout)]
     if wrong:
         raise ValueError(f"not {acc} {b_layout} variants: {wrong}")
-    return [comp.ours_variant(c, b_layout) for c in configs]
+    return [comp.ours_variant(v.cfg, b_layout, dict(v.knobs)) for v in variants]
 
 
 def table(records: list[dict]) -> str:

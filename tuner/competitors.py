@@ -8,7 +8,8 @@ Baselines (named as in CUDA-L2's tables so our CSVs line up with theirs):
                                     kernel-only on the benchmark's own operands; the fastest correct one is kept
 Ours:
   ours                              the Dispatcher (tuned table -> predictor -> cuBLAS), as the service calls it
-  ours:<variant>                    one specific built variant with explicit runtime knobs
+  ours:<variant>[@r<R>w<W>s<S>]     one specific built variant with explicit runtime knobs (the suffix names the
+                                    non-default ones, as tuner.arms.Arm spells them: raster, swizzle, splits)
 
 torch.matmul always accumulates in fp32 (torch has no fp16-accumulating GEMM); it is the same baseline for both
 accumulators, as in CUDA-L2."""
@@ -113,10 +114,32 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
                        "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel})
 
 
+KNOB_LETTERS = {"raster": "r", "swizzle": "w", "splits": "s"}
+
+
+def knob_suffix(knobs: dict | None) -> str:
+    """'@s2', '@r1w4' ...: a variant competitor's non-default runtime knobs ('' when all are the kernel's default)."""
+    pairs = [(KNOB_LETTERS[key], int((knobs or {}).get(key, 0))) for key in KNOB_LETTERS]
+    text = "".join(f"{letter}{value}" for letter, value in pairs if value)
+    return f"@{text}" if text else ""
+
+
+def parse_knob_suffix(text: str) -> dict[str, int]:
+    """The inverse of knob_suffix without its '@': 'r1w4s2' -> {"raster": 1, "swizzle": 4, "splits": 2}."""
+    import re
+
+    match = re.fullmatch(r"(?:r(\d+))?(?:w(\d+))?(?:s(\d+))?", text)
+    if not text or match is None:
+        raise ValueError(f"runtime knobs are spelled r<raster>w<swizzle>s<splits> (any of them, in that order), "
+                         f"got {text!r}")
+    return {key: int(value) for key, value in zip(KNOB_LETTERS, match.groups()) if value is not None}
+
+
 def ours_variant(cfg, b_layout: str, runtime_knobs: dict | None = None) -> Competitor:
     from kernels import runtime
 
     kernel = runtime.load(cfg)
     knobs = dict(runtime_knobs or {})
-    return Competitor(f"{OURS}:{cfg.name}", lambda a, b, out: kernel(a, b, out, **knobs), b_layout, "ours",
+    return Competitor(f"{OURS}:{cfg.name}{knob_suffix(knobs)}", lambda a, b, out: kernel(a, b, out, **knobs),
+                      b_layout, "ours",
                       {"kernel": cfg.name, "runtime": knobs})

@@ -8,9 +8,10 @@ cuBLASLt baselines are the dispatcher's own arms (`kernels.cublas.CublasArm`: `c
 `cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list), so a baseline's time is
 that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
 (`cuBLAS-nn` is `gemmex_nn`, `cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the
-entries of its own layout. Built variants that a run timed beside the table (`eval_one_file.sh --also_variants V`:
-competitor `ours:V`, with the knobs it ran) are arms too: a sweep of chosen variants over chosen shapes corrects the
-table the same way (e.g. the row twins of the col choices on the row entries that run cuBLAS).
+entries of its own layout. Built variants that a run timed beside the table (`eval_one_file.sh --also_variants V`
+or `V@s2`: competitor `ours:V` / `ours:V@s2`, with the knobs it ran) are arms too: a sweep of chosen variants over
+chosen shapes corrects the table the same way (e.g. the row twins of the col choices on the row entries that run
+cuBLAS).
 
 Two roles per entry, as the benchmark measures them: kernel-only time (CUDA graph replay) judges the entry's graph
 choice, per-call time its eager choice. An f16 table may also take fp32-accumulating arms (more precise): the f32
@@ -52,12 +53,12 @@ VARIANT_PREFIX = "ours:"
 
 
 def variant_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
-    """The table arm of a built variant a run timed as `ours:<name>` (its knobs from the run's info), or None when
-    it is not a variant of that layout."""
+    """The table arm of a built variant a run timed as `ours:<name>[@knobs]` (its knobs from the run's info), or None
+    when it is not a variant of that layout."""
     from kernels import space
 
     try:
-        cfg = space.config_named(name)
+        cfg = space.config_named(name.partition("@")[0])
     except KeyError:
         return None
     if cfg.b_layout != b_layout:

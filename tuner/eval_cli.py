@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from tuner.competitors import BASELINES
+from tuner.competitors import BASELINES, knob_suffix, parse_knob_suffix
 from tuner.shapes import parse_mnk, read_grid
 
 ACC = {"fp32": "f32", "fp16": "f16"}
@@ -52,9 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "predictor saved at PATH (python -m tuner.predictor) as its hook, or one whose C fast path "
                         "reads the operands from the at::Tensor (reader), through Python attributes (attributes), "
                         "or is off (the Python dispatch path): the host path's cost, measured in the same run")
-    p.add_argument("--also_variants", default="", metavar="NAME[,NAME]",
-                   help="kernel variants to compete as ours:NAME with their default knobs, each on the shapes it "
-                        "supports with this --acc_precise and --b_layout (e.g. a pdl twin beside its base)")
+    p.add_argument("--also_variants", default="", metavar="NAME[@KNOBS][,NAME]",
+                   help="kernel variants to compete as ours:NAME, each on the shapes it supports with this "
+                        "--acc_precise and --b_layout (e.g. a pdl twin beside its base); with their default runtime "
+                        "knobs, or those of NAME@r<raster>w<swizzle>s<splits> (any of them, e.g. NAME@s2: two K "
+                        "splits), competing as ours:NAME@KNOBS")
     p.add_argument("--also_variants_per_shape", default=None, metavar="FILE",
                    help="more ours:NAME variants for some shapes only: lines 'M_N_K NAME[,NAME]' (e.g. python -m "
                         "tuner.twin_sweep: the row twins of the col choices where the row entries run something else)")
@@ -151,23 +154,41 @@ def parse_also_dispatchers(text: str) -> dict[str, tuple[str, object]]:
     return out
 
 
-def parse_also_variants(text: str) -> list:
-    """'name1,name2' -> [KernelConfig]; unknown names raise ValueError."""
+@dataclass(frozen=True)
+class AlsoVariant:
+    """A built variant that competes as ours:NAME, with runtime knobs ((knob, value), ...; the non-default ones)."""
+    cfg: object
+    knobs: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name + knob_suffix(dict(self.knobs))
+
+
+def parse_also_variants(text: str) -> list[AlsoVariant]:
+    """'name1,name2@s2' -> [AlsoVariant]; unknown names, and knobs the variant does not honour, raise ValueError."""
     from kernels import space
 
     out = []
-    for name in filter(None, (part.strip() for part in text.split(","))):
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, at, knob_text = item.partition("@")
         try:
             cfg = space.config_named(name)
         except KeyError as exc:
             raise ValueError(f"--also_variants: {exc.args[0]}") from None
-        if cfg not in out:
-            out.append(cfg)
+        knobs = parse_knob_suffix(knob_text) if at else {}
+        allowed = space.runtime_knobs(cfg)
+        wrong = {key: value for key, value in knobs.items() if value not in allowed[key]}
+        if wrong:
+            raise ValueError(f"--also_variants: {name} honours {allowed}, not {wrong}")
+        variant = AlsoVariant(cfg, tuple((key, value) for key, value in knobs.items() if value))
+        if variant not in out:
+            out.append(variant)
     return out
 
 
-def read_variants_per_shape(path) -> dict[str, list]:
-    """A file of 'M_N_K NAME[,NAME]' lines ('#' comments, blank lines ignored) -> {mnk: [KernelConfig]}."""
+def read_variants_per_shape(path) -> dict[str, list[AlsoVariant]]:
+    """A file of 'M_N_K NAME[@KNOBS][,NAME]' lines ('#' comments, blank lines ignored) -> {mnk: [AlsoVariant]}."""
     out: dict[str, list] = {}
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -187,19 +208,21 @@ def read_variants_per_shape(path) -> dict[str, list]:
 
 
 def write_variants_per_shape(path, found: dict[str, list[str]]) -> None:
-    """{mnk: [variant name]} -> the file --also_variants_per_shape reads (what the sweep tools write)."""
+    """{mnk: [variant name[@knobs]]} -> the file --also_variants_per_shape reads (what the sweep tools write)."""
     Path(path).write_text("".join(f"{mnk} {','.join(names)}\n" for mnk, names in found.items()))
 
 
-def variant_competitors(configs: list, shape, acc: str, b_layout: str) -> list:
-    """ours:NAME competitors of --also_variants for one shape: the variants of this layout that can run it as is and
-    accumulate in `acc`, or in fp32 (an f16 table may run fp32-accumulating variants, so an f16 run times those too:
-    session 18's f16 twin sweep lost 64 of 402 shapes whose twins were all fp32-accumulating)."""
+def variant_competitors(variants: list[AlsoVariant], shape, acc: str, b_layout: str) -> list:
+    """ours:NAME competitors of --also_variants for one shape: the variants of this layout that can run it as is (with
+    their knobs: K splits that cut this K into whole 16-byte steps) and accumulate in `acc`, or in fp32 (an f16 table
+    may run fp32-accumulating variants, so an f16 run times those too: session 18's f16 twin sweep lost 64 of 402
+    shapes whose twins were all fp32-accumulating)."""
     from kernels import space
     from tuner import competitors as comp
 
-    return [comp.ours_variant(c, b_layout) for c in configs
-            if c.acc in (acc, "f32") and c.b_layout == b_layout and space.supports(c, *shape)]
+    return [comp.ours_variant(v.cfg, b_layout, dict(v.knobs)) for v in variants
+            if v.cfg.acc in (acc, "f32") and v.cfg.b_layout == b_layout and space.supports(v.cfg, *shape)
+            and space.splits_fit(v.cfg, shape[2], dict(v.knobs).get("splits", 0))]
 
 
 def main(argv=None) -> int:

@@ -225,3 +225,13 @@ def test_a_variant_timed_beside_the_table_becomes_that_variant_with_the_knobs_it
     (tmp_path / "sm90_f32.json").write_text(json.dumps({"meta": meta, "entries": [new]}))
     loaded = load_tables("sm90", tmp_path)["f32"].lookup(4096, 4096, 128, "col")
     assert loaded.kernel == other and loaded.runtime["swizzle"] == 2
+
+
+def test_a_variant_timed_with_knobs_in_its_name_becomes_that_variant_with_those_knobs():
+    """eval_one_file.sh --also_variants V@s2: competitor ours:V@s2 is the arm V with two K splits."""
+    entry = sm90_entry()
+    splitk = "splitk_f32_col_t128x128x64_s4_a8_pdl"
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                f"ours:{splitk}@s2": result(80, 100, kernel=splitk, runtime={"splits": 2})}}
+    (new,), _ = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == splitk and new["runtime"] == {"raster": 0, "swizzle": 0, "splits": 2}

@@ -123,17 +123,17 @@ def test_also_dispatchers_rejects_bad_items(tmp_path, bad):
 def test_also_variants_resolves_names_including_pdl_twins_and_filters_per_shape(monkeypatch):
     from kernels import space
     from tuner import competitors as comp
-    from tuner.eval_cli import variant_competitors
+    from tuner.eval_cli import AlsoVariant, variant_competitors
 
     pdl = space.variant_set("pdl")
     base = space.config_named(pdl[0].name.removesuffix("_pdl"))
     args = parse_args(BASE + ["--also_variants", f"{pdl[0].name}, {base.name},{pdl[0].name}"])
-    assert args.also_variants == [pdl[0], base] and parse_args(BASE).also_variants == []
+    assert args.also_variants == [AlsoVariant(pdl[0]), AlsoVariant(base)] and parse_args(BASE).also_variants == []
     with pytest.raises(SystemExit):
         parse_args(BASE + ["--also_variants", "sm90_nonsense"])
     # no GPU: stand in for loading, keep the filtering real
-    monkeypatch.setattr(comp, "ours_variant", lambda cfg, b_layout: cfg.name)
-    every = space.variant_set("wide_pdl")
+    monkeypatch.setattr(comp, "ours_variant", lambda cfg, b_layout, knobs=None: cfg.name + comp.knob_suffix(knobs))
+    every = [AlsoVariant(c) for c in space.variant_set("wide_pdl")]
     got = variant_competitors(every, Shape(64, 4096, 64), "f16", "col")
     assert got and any(name.endswith("_pdl") for name in got)
     # an f16 run also times the fp32-accumulating variants (an f16 table may run them); an f32 run no f16 ones
@@ -141,6 +141,30 @@ def test_also_variants_resolves_names_including_pdl_twins_and_filters_per_shape(
     assert all("_f32_col_" in name for name in variant_competitors(every, Shape(64, 4096, 64), "f32", "col"))
     assert variant_competitors(every, Shape(64, 4096, 63), "f16", "col") == []  # K not a multiple of 8
     assert variant_competitors(every, Shape(64, 4096, 64), "f16", "row") == []  # wide_pdl is col only
+
+
+def test_also_variants_take_runtime_knobs_the_variant_honours_and_compete_under_their_own_names(monkeypatch):
+    from kernels import space
+    from tuner import competitors as comp
+    from tuner.eval_cli import variant_competitors
+
+    splitk = next(c for c in space.variant_set("splitk") if c.acc == "f32" and c.b_layout == "col")
+    sm90 = space.config_named("sm90_f32_col_t64x128x64_c1x1_sauto_pp_pers_a8")
+    args = parse_args(BASE + ["--also_variants", f"{splitk.name}@s2,{splitk.name}@s16,{splitk.name},{sm90.name}@r1w4"])
+    assert [v.name for v in args.also_variants] == [f"{splitk.name}@s2", f"{splitk.name}@s16", splitk.name,
+                                                    f"{sm90.name}@r1w4"]
+    assert dict(args.also_variants[0].knobs) == {"splits": 2} and args.also_variants[2].knobs == ()
+    for bad in (f"{splitk.name}@s3", f"{splitk.name}@x2", f"{splitk.name}@", f"{sm90.name}@s2w1", f"{sm90.name}@w3"):
+        with pytest.raises(SystemExit):
+            parse_args(BASE + ["--also_variants", bad])
+    assert comp.parse_knob_suffix("r1w4s2") == {"raster": 1, "swizzle": 4, "splits": 2}
+    assert comp.knob_suffix({"raster": 1, "swizzle": 4, "splits": 2}) == "@r1w4s2" and comp.knob_suffix({}) == ""
+    monkeypatch.setattr(comp, "ours_variant", lambda cfg, b_layout, knobs=None: cfg.name + comp.knob_suffix(knobs))
+    # 16 splits of K = 1024 are 64 columns each, whole 16-byte steps; of K = 64 they are not: that one is left out
+    assert variant_competitors(args.also_variants[:3], Shape(256, 4096, 1024), "f32", "col") == \
+        [f"{splitk.name}@s2", f"{splitk.name}@s16", splitk.name]
+    assert variant_competitors(args.also_variants[:3], Shape(256, 4096, 64), "f32", "col") == \
+        [f"{splitk.name}@s2", splitk.name]
 
 
 def test_resume_keeps_an_earlier_runs_shapes_only_if_it_measured_the_same_way(tmp_path):
