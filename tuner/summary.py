@@ -1,5 +1,6 @@
 """`python -m tuner.summary`: a grid run -> geomean speedup by size bucket, for every baseline and timing; the worst
-shapes; PNG plots (speedup distribution by bucket; TFLOP/s vs FLOP).
+shapes; how close ours and torch.matmul came to the GPU's roofline (tuner/roofline.py); PNG plots (speedup
+distribution by bucket; TFLOP/s vs FLOP; TFLOP/s vs arithmetic intensity under the roofline).
 
   python -m tuner.summary --results results/results.csv --out results/summary
   python -m tuner.summary --speedup_csv ../shared/anchors/cudal2_published_h100_offline.csv --timing kernel --out s/
@@ -16,6 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from tuner import roofline
 from tuner.results import graph_timed, read_json, read_long_csv
 from tuner.shapes import BUCKETS, bucket_of, parse_mnk
 from tuner.timing import TIMINGS
@@ -218,6 +220,9 @@ def main(argv=None) -> int:
     p.add_argument("--timing", choices=TIMINGS, default="kernel", help="timing of --speedup_csv")
     p.add_argument("--out", required=True, help="directory for summary.json, summary.md and the PNGs")
     p.add_argument("--worst", type=int, default=10)
+    p.add_argument("--peak_tflops", type=float, default=None,
+                   help="dense fp16 peak for the roofline (default: the datasheet's, by the run's GPU name)")
+    p.add_argument("--peak_tbps", type=float, default=None, help="HBM bandwidth for the roofline, TB/s (same)")
     p.add_argument("--no_plots", action="store_true")
     args = p.parse_args(argv)
 
@@ -233,21 +238,42 @@ def main(argv=None) -> int:
     source = args.results or args.speedup_csv
     results = _results_json(args.results) if args.results else {}
     meta, events = run_meta(results), event_timed(results)
+    roof = _roofline(meta.get("gpu"), args.peak_tflops, args.peak_tbps) if long_rows else None
+    roof_rows = roofline.shares(long_rows, roof) if roof else []
+    roof_summary = roofline.summarize(roof_rows) if roof_rows else None
     (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
-                                                  "worst": worst_shapes, "event_timed": events}, indent=1))
+                                                  "worst": worst_shapes, "event_timed": events,
+                                                  "roofline": roof_summary and {"peaks": roof.describe(),
+                                                                                **roof_summary}}, indent=1))
     text = format_summary(table)
     for t, per_b in worst_shapes.items():
         for b, ws in per_b.items():
             text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
+    if roof_summary:
+        text += "\n\n" + roofline.format_summary(roof_summary, roof)
     if events:
         text += "\n\n" + format_event_timed(events)
     measured = "".join(f"{key}: {value}\n" for key, value in meta.items())
     (out / "summary.md").write_text(f"source: {source}\n{measured}\n{text}\n")
     print(text)
     if not args.no_plots:
-        for path in plot(rows, long_rows, out):
+        written = plot(rows, long_rows, out)
+        if roof_rows:
+            roofline.plot(roof_rows, roof, out / "roofline.png", f"kernel-only TFLOP/s under the roofline, "
+                                                                 f"{meta.get('gpu', '')} {meta.get('acc', '')}")
+            written.append(out / "roofline.png")
+        for path in written:
             print(f"wrote {path}")
     return 0
+
+
+def _roofline(gpu: str | None, peak_tflops: float | None, peak_tbps: float | None):
+    """The datasheet roofline of the run's GPU, with either peak overridden; None when neither is known."""
+    known = roofline.for_gpu(gpu)
+    if known is None and (peak_tflops is None or peak_tbps is None):
+        return None
+    return roofline.Roofline(peak_tflops * 1e12 if peak_tflops else known.flops,
+                             peak_tbps * 1e12 if peak_tbps else known.bytes_per_s)
 
 
 if __name__ == "__main__":
