@@ -13,7 +13,9 @@ Three families:
         the last CTA of each tile, in one kernel (kernels/codegen/splitk.cu.tmpl). Built for sm_90a only.
         schedule "cluster": the splits of a tile are the CTAs of one thread block cluster instead, reduced on chip
         through distributed shared memory (our own TMA + wgmma pipeline, kernels/codegen/splitk_cluster.cu.tmpl).
-        `pdl` and `l2_prefetch` as for sm90.
+        schedule "cooperative": the L2 reduction of "" on CUTLASS's warp-specialized cooperative mainloop (a producer
+        warpgroup, two consumer warpgroups, persistent over tiles x splits) instead of KernelTma.
+        `pdl` and `l2_prefetch` as for sm90 (no l2_prefetch twins of the cooperative ones yet).
 
 Only compile-time choices live here. Runtime knobs (raster order, swizzle, splits) go into hgemm_args_t per call;
 `kernels.space.runtime_knobs(cfg)` says which ones a variant honours.
@@ -26,7 +28,9 @@ FAMILIES = ("sm90", "sm80", "splitk")
 ACCUMULATORS = ("f32", "f16")
 B_LAYOUTS = ("row", "col")
 SCHEDULES = ("cooperative", "pingpong")  # sm90
-SPLITK_SCHEDULES = ("", "cluster")  # splitk: where the splits meet ("": in L2, "cluster": in distributed shared memory)
+# splitk: where the splits meet ("": in L2, "cluster": in distributed shared memory) and on which mainloop
+# ("": KernelTma, one warpgroup; "cooperative": warp-specialized, two consumer warpgroups, reduced in L2 as "")
+SPLITK_SCHEDULES = ("", "cluster", "cooperative")
 SCHEDULERS = ("persistent", "streamk")  # sm90 only
 L2_PROMOTIONS = (0, 256)  # sm90: 0 = CUTLASS's CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 ALIGNMENTS = (8, 4, 2)  # elements of fp16: 8 = 16 bytes (TMA needs it; sm90 is always 8)
@@ -117,6 +121,8 @@ class KernelConfig:
                 out.append("splitk has no warp tile (leave warp=(0,0,0))")
             if not isinstance(self.pdl, bool):
                 out.append(f"pdl must be a bool, got {self.pdl!r}")
+            if self.schedule == "cooperative" and self.l2_prefetch:
+                out.append("splitk cooperative has no l2_prefetch twin (its prefetch reads KernelTma's params)")
         if self.family != "sm90" and self.l2_promotion:
             out.append("only sm90 variants set l2_promotion (their TMA descriptors are CUTLASS's)")
         if not isinstance(self.l2_prefetch, bool):

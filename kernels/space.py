@@ -57,6 +57,8 @@ def smem_bytes(cfg: KernelConfig) -> int:
         return stages * (per_stage + 32) + SM90_EPILOGUE_SMEM_ESTIMATE
     if cfg.family == "splitk" and cfg.schedule == "cluster":  # the fp32 partial tile reuses the stages
         return max(cfg.stages * per_stage, tm * (tn + 8) * 4) + cfg.stages * 16
+    if cfg.family == "splitk" and cfg.schedule == "cooperative":  # + the ticket, tile scheduler and pipeline state
+        return cfg.stages * (per_stage + 32) + 1024
     if cfg.family == "splitk":  # no epilogue storage; auto: at least the three stages KernelTma's mainloop needs
         return (cfg.stages or 3) * (per_stage + 32)
     return cfg.stages * per_stage
@@ -75,6 +77,8 @@ def acc_regs_per_thread(cfg: KernelConfig) -> int:
     if cfg.family == "sm90":
         # cooperative: two consumer warpgroups split the tile along M; pingpong: one warpgroup owns the whole tile
         elems = tm * tn // (256 if cfg.schedule == "cooperative" else 128)
+    elif cfg.family == "splitk" and cfg.schedule == "cooperative":
+        elems = tm * tn // 256  # two consumer warpgroups split the tile along M
     elif cfg.family == "splitk":
         elems = tm * tn // (128 * splitk_cluster_warpgroups(cfg))  # the whole tile, over one or two warpgroups
     else:
@@ -112,14 +116,17 @@ def problems(cfg: KernelConfig) -> list[str]:
     elif cfg.family == "splitk":
         if cfg.alignment != 8:
             out.append("splitk (TMA) needs 16-byte alignment: alignment=8")
-        if tm not in (64, 128):
+        if cfg.schedule == "cooperative":
+            if tm not in (128, 256):
+                out.append("splitk cooperative tile_m must be 128 or 256 (two consumer warpgroups split M)")
+        elif tm not in (64, 128):
             out.append("splitk tile_m must be 64 or 128 (one warpgroup of 64-row wgmma)")
         if tn % 16 or tn > 256:
             out.append("splitk tile_n must be a multiple of 16 and <= 256 (wgmma N)")
         if tk % 64:
             out.append("splitk tile_k must be a multiple of 64 (128-byte swizzle of fp16)")
-        if cfg.schedule == "cluster" and cfg.stages < 2:
-            out.append("splitk cluster needs an explicit stage count >= 2 (its own pipeline)")
+        if cfg.schedule in ("cluster", "cooperative") and cfg.stages < 2:
+            out.append(f"splitk {cfg.schedule} needs an explicit stage count >= 2")
         elif cfg.stages in (1, 2):
             out.append("splitk needs stages >= 3 (or 0 = auto): KernelTma keeps one stage in flight for the MMA")
     else:
@@ -288,6 +295,16 @@ def _splitk_deep_for(acc: str, bl: str) -> list[KernelConfig]:
                                  ((64, 128, 64), 8))]
 
 
+def _splitk_coop_for(acc: str, bl: str) -> list[KernelConfig]:
+    """splitk's L2 reduction on CUTLASS's warp-specialized cooperative mainloop, an experiment (session 34, compiled
+    on the CPU box, not yet run on a GPU) for the long-K shapes where the KernelTma ones trail cuBLAS by 1.3-2x
+    (256x2048x12288: 35-57 us against cuBLASLt's 25; session 13's pingpong form 42 against 32 on 256x2048x16384) and
+    the skinny memory-bound ones (tuner/grids/skinny_long.txt): two consumer warpgroups and a producer that keeps the
+    stages full, persistent over tiles x splits. As many stages as fit one CTA per SM (~197 KB)."""
+    return [KernelConfig("splitk", acc, bl, tile, stages=stages, schedule="cooperative", pdl=True)
+            for tile, stages in (((128, 128, 64), 6), ((128, 64, 64), 8), ((128, 256, 64), 4), ((256, 128, 64), 4))]
+
+
 def _pdl_mid_for(acc: str, bl: str) -> list[KernelConfig]:
     """More PDL variants for mid-size shapes (1e9-1e11 FLOP, where the tables still choose cuBLAS for 285 of 444
     f32 shapes): neighbours of what the session-6 tables run there — 64x256 pingpong (the most chosen variant), 64x64,
@@ -414,6 +431,8 @@ VARIANT_SETS = {
     "splitk_cluster_lone": lambda: [replace(c, pdl=False) for c in VARIANT_SETS["splitk_cluster"]()],
     # clusters of 2 / 4 M-tiles multicasting B (an experiment: kernels.build --set splitk_cluster_mc)
     "splitk_cluster_mc": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_cluster_mc_for(a, bl)],
+    # splitk on the warp-specialized cooperative mainloop (an experiment: kernels.build --set splitk_coop)
+    "splitk_coop": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS for c in _splitk_coop_for(a, bl)],
     # wider cluster tiles over two consumer warpgroups (an experiment: kernels.build --set splitk_cluster_wide)
     "splitk_cluster_wide": lambda: [c for a in ACCUMULATORS for bl in B_LAYOUTS
                                     for c in _splitk_cluster_wide_for(a, bl)],

@@ -4,6 +4,8 @@
 # first). There the tables' choices move 2.0-4.2 TB/s of operand traffic (median 3.2; session 32's f32 grids) and the
 # col grid's 55 shapes below 1.0x of torch.matmul sit (128x8192x4096: 64 output tiles of 128x128 for 132 SMs).
 # Splitting K fills the GPU without reading B twice. Per run (default f32 col):
+#   0. the GPU kernel suite of splitk_coop (splitk's L2 reduction on CUTLASS's warp-specialized cooperative mainloop,
+#      written in session 34 and never run): if it passes, those variants join the search;
 #   1. tuner.tune over the splitk, splitk_cluster and splitk_deep sets (no cuBLASLt arms: the tables hold those),
 #      every arm checked against fp64 then timed against cuBLAS on the same operands; records in skinny_<layout>/
 #      for tuner/committed_tables.py (RECORDS / ROW_RECORDS, as session 13's and 14's split-K runs were merged);
@@ -12,18 +14,25 @@
 #      competitor checked first; geomeans and the shapes below 0.97x with and without it in rc.txt. Those
 #      `ours:NAME@sS` results are what tuner.confirm turns into table corrections (then an A/B in both roles).
 #   HGEMM_COMMIT=<sha> CALL=call2 bash benchmarks/h200-2026-12-05-s34/skinny_splitk.sh   # carry .whl .carry8
-# .carry8 = kernel_cache_splitk_all.tar.xz (python -m kernels.build --set splitk,splitk_cluster,splitk_deep
+# .carry8 = kernel_cache_splitk_all.tar.xz (python -m kernels.build --set splitk,splitk_cluster,splitk_deep,splitk_coop
 # --pack .carry8/kernel_cache_splitk_all.tar.xz). RUNS (default "fp32:col"; "fp32:row", "fp16:col" ... after), DL
 # seconds of tuning per run (240), EVAL_DL seconds of eval per run (120).
 set -u
 source scripts/device_prologue.sh
 W=/tmp/skinny; mkdir -p $W/logs
-echo "start: $(python3 -m kernels.build --set splitk,splitk_cluster,splitk_deep --dry-run | tail -1)" >> $OUT/rc.txt
+SETS=splitk,splitk_cluster,splitk_deep
+echo "start: $(python3 -m kernels.build --set $SETS,splitk_coop --dry-run | tail -1)" >> $OUT/rc.txt
+# splitk_coop (new in session 34, never run on a GPU): its kernel suite first; it joins the search only if it passes
+HGEMM_TEST_SET=splitk_coop timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -x \
+  tests/kernels/test_gpu_kernels.py > $W/logs/gpu_kernels_splitk_coop.txt 2>&1
+rc=$?
+echo "kernel suite (splitk_coop) rc=$rc at $(el)s: $(tail -1 $W/logs/gpu_kernels_splitk_coop.txt)" >> $OUT/rc.txt
+[ $rc = 0 ] && SETS=$SETS,splitk_coop
 for run in ${RUNS:-fp32:col}; do
   acc=${run%%:*}; layout=${run##*:}; a=${acc/fp/f}
   t=$(el)
   timeout $(( ${DL:-240} + 40 )) python3 -m tuner.tune --env gpu --grid tuner/grids/skinny_long.txt --acc $acc \
-    --b-layout $layout --gpus 0 --variant-set splitk,splitk_cluster,splitk_deep --lt-arms 0 --lt-sweep-us 0 \
+    --b-layout $layout --gpus 0 --variant-set $SETS --lt-arms 0 --lt-sweep-us 0 \
     --budget-trials 30 --budget-seconds 3 --deadline-seconds ${DL:-240} --state-dir $W/skinny_$layout \
     --tables-dir $W/tables_$layout --min-speedup 1.0 --objective kernel > $W/logs/tune_${a}_$layout.log 2>&1
   echo "tune $acc $layout rc=$? from ${t}s to $(el)s" >> $OUT/rc.txt

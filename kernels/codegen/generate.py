@@ -14,7 +14,7 @@ from kernels.space import splitk_cluster_warpgroups
 
 CODEGEN_DIR = Path(__file__).resolve().parent
 TEMPLATES = {"sm90": "sm90.cu.tmpl", "sm80": "sm80.cu.tmpl", "splitk": "splitk.cu.tmpl",
-             "splitk/cluster": "splitk_cluster.cu.tmpl"}
+             "splitk/cluster": "splitk_cluster.cu.tmpl", "splitk/cooperative": "splitk.cu.tmpl"}
 
 # sm90 and splitk kernels use wgmma (sm90 also setmaxnreg): sm_90a only (the -arch=sm_90a shorthand breaks wgmma with nvcc 13.0).
 # sm80 kernels get SASS for A100 and for H100/H200: sm_80 SASS does not run on an sm_90 GPU.
@@ -29,7 +29,8 @@ _B_LAYOUT_TYPE = {"row": "cutlass::layout::RowMajor", "col": "cutlass::layout::C
 
 
 def template_for(cfg: KernelConfig) -> str:
-    """The template of cfg's variant: one per family, and splitk's cluster reduction has its own."""
+    """The template of cfg's variant: one per family, and splitk's cluster reduction has its own (its cooperative
+    mainloop shares KernelTma's template)."""
     return TEMPLATES[f"{cfg.family}/{cfg.schedule}" if cfg.family == "splitk" and cfg.schedule else cfg.family]
 
 
@@ -171,11 +172,36 @@ _TWO_WARPGROUP_MMA = (
     "cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}))")
 
 
+# splitk variants on CUTLASS's warp-specialized cooperative mainloop: the same epilogue behind the adapter CUTLASS's
+# warp-specialized kernels take a non-TMA epilogue through, which hands it its own shared storage (the ticket lives
+# there) and calls it on the consumer warpgroups only, so they synchronize among themselves (the producer warpgroup
+# is loading the next tile meanwhile). KernelTma variants get the text they were built and tested from.
+_SPLITK_KERNEL_TMA = {
+    "coop_note": "", "coop_include": "", "epilogue_storage": "struct SharedStorage {};",
+    "epilogue_sync": "__syncthreads();", "epilogue_threads": "int(blockDim.x)",
+    "mainloop_schedule": "cutlass::gemm::KernelTma", "collective_epilogue": "SplitKEpilogue",
+}
+_SPLITK_COOPERATIVE = {
+    "coop_note": """
+// This variant: CUTLASS's warp-specialized cooperative mainloop instead (a producer warpgroup and two consumer
+// warpgroups splitting the tile's rows, persistent over tiles x splits), the epilogue behind CUTLASS's
+// Sm90TmaWarpSpecializedAdapter: its own shared storage holds the ticket, and only the consumers synchronize.""",
+    "coop_include": '\n#include "cutlass/epilogue/collective/detail.hpp"',
+    "epilogue_storage": "struct SharedStorage { uint32_t arrived_before; };  // the adapter's storage: the ticket",
+    "epilogue_sync": ("cutlass::arch::NamedBarrier::sync(int(cute::size(tiled_mma)), "
+                      "cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);"),
+    "epilogue_threads": "int(cute::size(tiled_mma))",
+    "mainloop_schedule": "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
+    "collective_epilogue": "cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<SplitKEpilogue>",
+}
+
+
 def _splitk_values(cfg: KernelConfig) -> dict:
     # B as CUTLASS 3 sees it (N×K): col steps N by ldb, row steps K by ldb; the split (L) mode moves K/S along K.
     col = cfg.b_layout == "col"
     groups = splitk_cluster_warpgroups(cfg)
     return {
+        **(_SPLITK_COOPERATIVE if cfg.schedule == "cooperative" else _SPLITK_KERNEL_TMA),
         "stage_count": (f"cutlass::gemm::collective::StageCount<{cfg.stages}>" if cfg.stages
                         else "cutlass::gemm::collective::StageCountAuto"),
         "gdc_define": _GDC_DEFINE if cfg.pdl else "", "pdl": "true" if cfg.pdl else "false",

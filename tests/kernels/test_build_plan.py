@@ -172,6 +172,24 @@ def test_splitk_source_splits_k_as_the_l_mode_and_reduces_in_one_kernel():
     assert any(h.name == "zeroed_workspace.cuh" for h in generate_headers(src))  # in the build cache key
 
 
+def test_splitk_cooperative_source_puts_the_same_epilogue_behind_the_warp_specialized_adapter():
+    tma = KernelConfig("splitk", "f32", "col", (128, 128, 64), stages=4, pdl=True)
+    coop = replace(tma, schedule="cooperative", stages=6)
+    src_tma, src = generate(tma), generate(coop)
+    for fragment in ["cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp",
+                     "Sm90TmaWarpSpecializedAdapter<SplitKEpilogue>>",
+                     '#include "cutlass/epilogue/collective/detail.hpp"',
+                     "struct SharedStorage { uint32_t arrived_before; };", "ReservedNamedBarriers::EpilogueBarrier",
+                     "const int threads = int(cute::size(tiled_mma));", "StageCount<6>", "{M, N, Ks, splits}"]:
+        assert fragment in src, fragment
+    assert "__syncthreads()" not in src and "KernelTma>" not in src and "${" not in src
+    # the KernelTma variants keep the text they were built and tested from (their build cache keys unchanged)
+    for fragment in ["cutlass::gemm::KernelTma>::CollectiveOp", "struct SharedStorage {};", "CollectiveMainloop, "
+                     "SplitKEpilogue>;", "const int threads = int(blockDim.x);"]:
+        assert fragment in src_tma, fragment
+    assert src_tma.count("__syncthreads();") == 2 and "detail.hpp" not in src_tma and "This variant" not in src_tma
+
+
 def generate_headers(source):
     from kernels.codegen.generate import local_headers
     return local_headers(source)

@@ -1,8 +1,8 @@
 """Compile-check one sm90 (sm_90a) and one sm80 (sm_80 + sm_90 SASS) variant of the smoke set, one pdl variant, one
 l2_promotion variant, one capped l2_prefetch variant (its wrapper with the cap), one splitk cluster l2_prefetch
-variant and one capped one-kernel splitk l2_prefetch variant, with the local nvcc and the wheel's CUTLASS headers.
-Slow (minutes on 2 cores), not GPU: runs in CPU CI. Built objects land in the build cache (a cache hit when they were
-built before)."""
+variant, one capped one-kernel splitk l2_prefetch variant and one splitk cooperative variant, with the local nvcc and
+the wheel's CUTLASS headers. Slow (minutes on 2 cores), not GPU: runs in CPU CI. Built objects land in the build cache
+(a cache hit when they were built before)."""
 import ctypes
 
 import pytest
@@ -33,7 +33,8 @@ PICKS = [next(c for c in SMOKE if c.family == "sm90" and c.schedule == "pingpong
          space.variant_set("l2_prefetch_capped")[0],  # CUTLASS's kernel entered through our L2-prefetching wrapper
          space.variant_set("l2_prefetch_splitk")[0],  # a splitk cluster kernel prefetching before its wait
          # a one-kernel splitk variant prefetching at most 64 KB (the header's k-tile bound)
-         next(c for c in space.variant_set("l2_prefetch_splitk_capped") if c.schedule == "")]
+         next(c for c in space.variant_set("l2_prefetch_splitk_capped") if c.schedule == ""),
+         space.variant_set("splitk_coop")[0]]  # splitk's epilogue behind CUTLASS's warp-specialized adapter
 
 
 @pytest.mark.skipif(SKIP is not None, reason=str(SKIP))

@@ -320,7 +320,7 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     # the fp32 partial tile reuses the pipeline's stages: two stages of 128x128x64 (64 KiB) still hold it (68 KiB)
     assert space.smem_bytes(splitk(schedule="cluster", stages=2)) >= 128 * 136 * 4
     with pytest.raises(ValueError, match="schedule"):
-        splitk(schedule="cooperative")
+        splitk(schedule="pingpong")
     # splits = the CTAs of one cluster: powers of two up to the largest (non-portable) cluster, 16
     assert space.runtime_knobs(cfg)["splits"] == (0, 2, 4, 8, 16)
     configs = space.variant_set("splitk_cluster")
@@ -355,6 +355,26 @@ def test_splitk_cluster_variants_have_their_own_name_template_and_split_counts()
     assert [replace(c, pdl=True) for c in lone] == configs and not any(c.pdl for c in lone)
     assert all(space.config_named(c.name) == c and not c.name.endswith("_pdl") for c in lone)
     assert "constexpr bool kPdl = false;" in generate(lone[0])
+
+
+def test_splitk_cooperative_variants_are_the_l2_reduction_on_two_consumer_warpgroups():
+    from kernels.codegen.generate import template_for
+
+    cfg = splitk(schedule="cooperative", stages=6)
+    assert cfg.name == "splitk_f32_col_t128x128x64_s6_coop_a8_pdl" and space.is_valid(cfg)
+    assert template_for(cfg) == "splitk.cu.tmpl"                     # KernelTma's template, another mainloop
+    assert space.acc_regs_per_thread(cfg) == 64                        # the tile's rows over two warpgroups
+    assert space.runtime_knobs(cfg) == space.runtime_knobs(splitk())   # splits as splitk's, no raster or swizzle
+    for bad, fragment in [(dict(tile=(64, 128, 64)), "tile_m must be 128 or 256"),
+                          (dict(stages=0), "explicit stage count"), (dict(stages=9), "shared memory")]:
+        problems = space.problems(splitk(**{"schedule": "cooperative", "stages": 6, **bad}))
+        assert any(fragment in p for p in problems), (bad, problems)
+    with pytest.raises(ValueError, match="l2_prefetch"):
+        splitk(schedule="cooperative", stages=6, l2_prefetch=True)
+    configs = space.variant_set("splitk_coop")
+    assert {(c.acc, c.b_layout) for c in configs} == {(a, b) for a in ("f32", "f16") for b in ("row", "col")}
+    assert all(c.schedule == "cooperative" and c.pdl and space.is_valid(c) for c in configs)
+    assert all(space.config_named(c.name) == c for c in configs) and len({c.name for c in configs}) == len(configs)
 
 
 def test_splitk_set_covers_both_accumulators_and_layouts_and_splits_only():

@@ -278,19 +278,21 @@ def test_moving_operands_retarget_the_prepared_launch(torch, cfg):
     assert rel_err(out0, refs[shapes[0]][0]) <= tol(cfg, k)
 
 
-SPLITK = [c for c in CONFIGS if c.family == "splitk" and not c.schedule]
+SPLITK = [c for c in CONFIGS if c.family == "splitk" and c.schedule in ("", "cooperative")]
 SPLITK_CLUSTER = [c for c in CONFIGS if c.family == "splitk" and c.schedule == "cluster"]
 
 
 @pytest.mark.parametrize("cfg", SPLITK, ids=lambda c: c.name)
 def test_split_scratch_is_left_zeroed_across_shapes_splits_streams_and_graphs(torch, cfg):
-    """splitk variants reduce their K splits in a scratch buffer that must be zero before every launch: the last CTA
-    of each tile clears it. Shapes and split counts alternate on one stream (a leftover would add into the next
-    result), then launches alternate between two streams running at once (one scratch per stream), then a graph is
-    captured on a stream never used before (its scratch allocated and zeroed during the capture), replayed with new
-    data, and that stream used eagerly after it."""
+    """splitk variants (KernelTma and cooperative) reduce their K splits in a scratch buffer that must be zero before
+    every launch: the last CTA of each tile clears it. Shapes and split counts alternate on one stream (a leftover
+    would add into the next result), then launches alternate between two streams running at once (one scratch per
+    stream), then a graph is captured on a stream never used before (its scratch allocated and zeroed during the
+    capture), replayed with new data, and that stream used eagerly after it."""
     kernel = kernel_for(cfg)
     shapes = [(128, 256, 4096), (192, 320, 2048), (64, 64, 8192)]  # partial tiles along M and N in the second
+    if cfg.schedule == "cooperative":  # persistent: more tiles x splits than CTAs, each CTA reduces several in turn
+        shapes.append((1024, 1152, 4096))
     for _ in range(2):
         for m, n, k in shapes:
             for splits in (2, 8, 32, 0):
