@@ -16,10 +16,12 @@
 #   HGEMM_COMMIT=<sha> CALL=call2 bash benchmarks/h200-2026-12-05-s34/skinny_splitk.sh   # carry .whl .carry8
 # .carry8 = kernel_cache_splitk_all.tar.xz (python -m kernels.build --set splitk,splitk_cluster,splitk_deep,splitk_coop
 # --pack .carry8/kernel_cache_splitk_all.tar.xz). RUNS (default "fp32:col"; "fp32:row", "fp16:col" ... after), DL
-# seconds of tuning per run (240), EVAL_DL seconds of eval per run (120).
+# seconds of tuning per run (240), EVAL_DL seconds of eval per run (120); GRID another shape list (e.g.
+# tuner/grids/long_k_few_tiles.txt: the few-tile long-K shapes where splitk_coop is meant to catch cuBLAS up).
 set -u
 source scripts/device_prologue.sh
 W=/tmp/skinny; mkdir -p $W/logs
+GRID=${GRID:-tuner/grids/skinny_long.txt}
 SETS=splitk,splitk_cluster,splitk_deep
 echo "start: $(python3 -m kernels.build --set $SETS,splitk_coop --dry-run | tail -1)" >> $OUT/rc.txt
 # splitk_coop (new in session 34, never run on a GPU): its kernel suite first; it joins the search only if it passes
@@ -31,7 +33,7 @@ echo "kernel suite (splitk_coop) rc=$rc at $(el)s: $(tail -1 $W/logs/gpu_kernels
 for run in ${RUNS:-fp32:col}; do
   acc=${run%%:*}; layout=${run##*:}; a=${acc/fp/f}
   t=$(el)
-  timeout $(( ${DL:-240} + 40 )) python3 -m tuner.tune --env gpu --grid tuner/grids/skinny_long.txt --acc $acc \
+  timeout $(( ${DL:-240} + 40 )) python3 -m tuner.tune --env gpu --grid $GRID --acc $acc \
     --b-layout $layout --gpus 0 --variant-set $SETS --lt-arms 0 --lt-sweep-us 0 \
     --budget-trials 30 --budget-seconds 3 --deadline-seconds ${DL:-240} --state-dir $W/skinny_$layout \
     --tables-dir $W/tables_$layout --min-speedup 1.0 --objective kernel > $W/logs/tune_${a}_$layout.log 2>&1
