@@ -15,6 +15,7 @@ torch.matmul always accumulates in fp32 (torch has no fp16-accumulating GEMM); i
 accumulators, as in CUDA-L2."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -126,8 +127,6 @@ def knob_suffix(knobs: dict | None) -> str:
 
 def parse_knob_suffix(text: str) -> dict[str, int]:
     """The inverse of knob_suffix without its '@': 'r1w4s2' -> {"raster": 1, "swizzle": 4, "splits": 2}."""
-    import re
-
     match = re.fullmatch(r"(?:r(\d+))?(?:w(\d+))?(?:s(\d+))?", text)
     if not text or match is None:
         raise ValueError(f"runtime knobs are spelled r<raster>w<swizzle>s<splits> (any of them, in that order), "
