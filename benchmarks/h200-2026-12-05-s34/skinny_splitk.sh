@@ -13,7 +13,7 @@
 #      timed kernel-only beside the committed tables (ours), torch.matmul and cuBLAS TN in one interleaved run, every
 #      competitor checked first; geomeans and the shapes below 0.97x with and without it in rc.txt. Those
 #      `ours:NAME@sS` results are what tuner.confirm turns into table corrections (then an A/B in both roles).
-#   HGEMM_COMMIT=<sha> CALL=call2 bash benchmarks/h200-2026-12-05-s34/skinny_splitk.sh   # carry .whl .carry8
+#   HGEMM_COMMIT=<sha> CALL=call2 bash benchmarks/h200-2026-12-05-s34/skinny_splitk.sh   # carry .whl .carry7 .carry8
 # .carry8 = kernel_cache_splitk_all.tar.xz (python -m kernels.build --set splitk,splitk_cluster,splitk_deep,splitk_coop
 # --pack .carry8/kernel_cache_splitk_all.tar.xz). RUNS (default "fp32:col"; "fp32:row", "fp16:col" ... after), DL
 # seconds of tuning per run (240), EVAL_DL seconds of eval per run (120); GRID another shape list (e.g.
