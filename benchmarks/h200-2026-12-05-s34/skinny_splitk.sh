@@ -24,6 +24,7 @@ W=/tmp/skinny; mkdir -p $W/logs
 GRID=${GRID:-tuner/grids/skinny_long.txt}
 SETS=splitk,splitk_cluster,splitk_deep
 echo "start: $(python3 -m kernels.build --set $SETS,splitk_coop --dry-run | tail -1)" >> $OUT/rc.txt
+echo "tables: $(python3 -m kernels.build --tables committed --dry-run | tail -1) (ours in the eval)" >> $OUT/rc.txt
 # splitk_coop (new in session 34, never run on a GPU): its kernel suite first; it joins the search only if it passes
 HGEMM_TEST_SET=splitk_coop timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -x \
   tests/kernels/test_gpu_kernels.py > $W/logs/gpu_kernels_splitk_coop.txt 2>&1
