@@ -77,9 +77,10 @@ def retime_leaders(env: Environment, shape: Shape, trials, cublas_us: float, pol
 def apply(record: dict, retimed: Retimed) -> dict:
     """The job record with the re-timed figures in place of the search's (see the module doc); returns it."""
     scale = record["cublas_us"] / retimed.cublas_us
-    by_arm = {_key(arm.to_dict()): (us, (retimed.errors or {}).get(arm)) for arm, us in retimed.arm_us.items()}
+    errors = retimed.errors or {}
     for t in record["trials"]:
-        hit = by_arm.get(_key(t["arm"]))
+        arm = Arm.from_dict(t["arm"])
+        hit = (retimed.arm_us[arm], errors.get(arm)) if arm in retimed.arm_us else None
         if hit is None or t.get("us") is None:
             continue
         us, error = hit
@@ -115,7 +116,3 @@ def _set_best(record: dict) -> None:
     ok = [t for t in record["trials"] if t.get("us") and not t.get("error")]
     best = min(ok, key=lambda t: t["us"]) if ok else None
     record["best"] = None if best is None else {"arm": best["arm"], "us": best["us"], "speedup": best["speedup"]}
-
-
-def _key(arm: dict) -> tuple:
-    return tuple(sorted(arm.items()))

@@ -10,10 +10,10 @@ Peaks are the datasheet's dense fp16 tensor-core rate and HBM bandwidth, by GPU 
 `--peak_tbps` of tuner.summary for others)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from tuner.shapes import BUCKETS, bucket_of
+from tuner.summary import geomean
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,6 @@ def shares(long_rows: list[dict], roof: Roofline, timing: str = "kernel") -> lis
     return out
 
 
-def _geomean(values: list[float]) -> float | None:
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
-
-
 HEADROOM_MIN_BOUND_US = 10.0  # below this a kernel's launch and ramp, not the roofline, limit it
 
 
@@ -87,7 +83,7 @@ def summarize(rows: list[dict], competitors=("ours", "torch.matmul"), headroom: 
         groups = {"all": mine, "memory-bound": [r for r in mine if r["memory_bound"]],
                   "compute-bound": [r for r in mine if not r["memory_bound"]]}
         groups.update({f"FLOP {b}": [r for r in mine if bucket_of(r["flop"]) == b] for b, _, _ in BUCKETS})
-        table[name] = {key: {"shapes": len(group), "share": _geomean([r["share"] for r in group])}
+        table[name] = {key: {"shapes": len(group), "share": geomean([r["share"] for r in group])}
                        for key, group in groups.items() if group}
     ours = sorted((r for r in rows if r["competitor"] == "ours" and r["bound_us"] >= HEADROOM_MIN_BOUND_US),
                   key=lambda r: r["share"])

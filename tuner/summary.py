@@ -17,7 +17,6 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tuner import roofline
 from tuner.results import graph_timed, read_json, read_long_csv
 from tuner.shapes import BUCKETS, bucket_of, parse_mnk
 from tuner.timing import TIMINGS
@@ -225,6 +224,7 @@ def main(argv=None) -> int:
     p.add_argument("--peak_tbps", type=float, default=None, help="HBM bandwidth for the roofline, TB/s (same)")
     p.add_argument("--no_plots", action="store_true")
     args = p.parse_args(argv)
+    from tuner import roofline  # it builds on this module's geomean
 
     long_rows = read_long_csv(args.results) if args.results else []
     rows = speedup_rows_from_long(long_rows) if args.results else speedup_rows_from_wide(args.speedup_csv, args.timing)
@@ -269,6 +269,8 @@ def main(argv=None) -> int:
 
 def _roofline(gpu: str | None, peak_tflops: float | None, peak_tbps: float | None):
     """The datasheet roofline of the run's GPU, with either peak overridden; None when neither is known."""
+    from tuner import roofline
+
     known = roofline.for_gpu(gpu)
     if known is None and (peak_tflops is None or peak_tbps is None):
         return None

@@ -4,6 +4,7 @@ import math
 import pytest
 
 from tuner.agent import Agent
+from tuner.arms import Arm
 from tuner.features import FeatureMap
 from tuner.jobs import tune_job
 from tuner.objective import Objective
@@ -90,8 +91,6 @@ def _true_choice_us(env, record, min_speedup=1.01):
     best = Objective().choose(record, min_speedup)
     if best is None:
         return env.cublas_us(shape)
-    from tuner.arms import Arm
-
     return env.true_us(shape, Arm.from_dict(best["arm"]))
 
 
@@ -136,29 +135,6 @@ def test_the_tune_command_retimes_and_records_it_in_the_records_and_the_table(tm
               "--retime-rounds", "0"])
 
 
-# ---- on the H200 ----------------------------------------------------------------------------------------------------
-@pytest.mark.gpu
-def test_gpu_env_retimes_measured_arms_beside_cublas_in_the_same_units():
-    import torch
-
-    from tuner.gpu_env import GpuEnv
-    from tuner.lt_arms import is_lt
-
-    torch.cuda.set_device(0)
-    env = GpuEnv("f32", "col", variant_set="smoke", lt_count=4, samples=3)
-    shape = Shape(1024, 1024, 2048)
-    cands = env.candidates(shape)
-    arms = [a for a in cands if is_lt(a)][:2] + [a for a in cands if not is_lt(a) and a.config in env.built()][:1]
-    measured = {arm: env.measure(shape, arm) for arm in arms}
-    assert all(m.ok for m in measured.values()), {a.name: m.error for a, m in measured.items()}
-    got = env.retime(shape, arms, rounds=3)
-    assert got.rounds == 3 and got.seconds > 0 and not got.errors
-    # the same kernels on the same operands: a re-timed median within 2x of the search's (units, operands, arms)
-    assert 0.5 < got.cublas_us / env.cublas_us(shape) < 2.0
-    for arm, m in measured.items():
-        assert 0.5 < got.arm_us[arm] / m.us < 2.0, (arm.name, got.arm_us[arm], m.us)
-
-
 def test_undo_gives_back_the_search_figures_and_a_retable_judges_by_either(tmp_path):
     import copy
     import json
@@ -183,3 +159,26 @@ def test_undo_gives_back_the_search_figures_and_a_retable_judges_by_either(tmp_p
         table = json.loads(out.read_text())
         assert [e["kernel"] for e in table["entries"]] == [kernel]
         assert table["meta"]["tuner"].get("search_figures", False) == bool(flag)
+
+
+# ---- on the H200 ----------------------------------------------------------------------------------------------------
+@pytest.mark.gpu
+def test_gpu_env_retimes_measured_arms_beside_cublas_in_the_same_units():
+    import torch
+
+    from tuner.gpu_env import GpuEnv
+    from tuner.lt_arms import is_lt
+
+    torch.cuda.set_device(0)
+    env = GpuEnv("f32", "col", variant_set="smoke", lt_count=4, samples=3)
+    shape = Shape(1024, 1024, 2048)
+    cands = env.candidates(shape)
+    arms = [a for a in cands if is_lt(a)][:2] + [a for a in cands if not is_lt(a) and a.config in env.built()][:1]
+    measured = {arm: env.measure(shape, arm) for arm in arms}
+    assert all(m.ok for m in measured.values()), {a.name: m.error for a, m in measured.items()}
+    got = env.retime(shape, arms, rounds=3)
+    assert got.rounds == 3 and got.seconds > 0 and not got.errors
+    # the same kernels on the same operands: a re-timed median within 2x of the search's (units, operands, arms)
+    assert 0.5 < got.cublas_us / env.cublas_us(shape) < 2.0
+    for arm, m in measured.items():
+        assert 0.5 < got.arm_us[arm] / m.us < 2.0, (arm.name, got.arm_us[arm], m.us)
