@@ -5,8 +5,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Dim = Annotated[int, Field(ge=1, le=2**31 - 1)]
-Value = Annotated[float, Field(allow_inf_nan=False)]
+# strict: JSON numbers only (lax mode would read `true` as 1.0 and "2" as 2)
+Dim = Annotated[int, Field(strict=True, ge=1, le=2**31 - 1)]
+Value = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Layout = Literal["row", "col"]
 Accumulator = Literal["f32", "f16", "fp32", "fp16"]
 Encoding = Literal["list", "base64"]

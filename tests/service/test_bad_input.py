@@ -31,6 +31,12 @@ JSON_CASES = [
     ("zero dimension", {"a": {"shape": [0, 3], "base64": ""}, "b": {"data": B}}, 422, "a.shape"),
     ("unknown field", {"a": {"data": A}, "b": {"data": B}, "alpha": 2}, 422, "alpha"),
     ("a is not a matrix", {"a": 3, "b": {"data": B}}, 422, "a"),
+    ("boolean element", {"a": {"data": [[True, 2.0, 3.0], [4, 5, 6]]}, "b": {"data": B}}, 422, "a.data.0.0"),
+    ("string element", {"a": {"data": [["1.5", 2.0, 3.0], [4, 5, 6]]}, "b": {"data": B}}, 422, "a.data.0.0"),
+    ("null element", {"a": {"data": A}, "b": {"data": [[1.0, None], [0.25, 2.0], [1.5, -1.0]]}}, 422, "b.data.0.1"),
+    ("string dimension", {"a": {"shape": ["2", 3], "base64": B64_A}, "b": {"data": B}}, 422, "a.shape.0"),
+    ("fractional dimension", {"a": {"shape": [2.5, 3], "base64": B64_A}, "b": {"data": B}}, 422, "a.shape.0"),
+    ("integer elements", {"a": {"data": [[1, 2, 3], [4, 5, 6]]}, "b": {"data": B}}, 200, None),
 ]
 
 
