@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -73,11 +74,11 @@ def plan_steps(start_qps: float, stop_qps: float, step_qps: float, step_s: float
 
 
 def parse_targets(text: str) -> list[float]:
-    """"50,500,2000" -> [50.0, 500.0, 2000.0]; "" -> [] (the start/stop/step ramp)."""
+    """"50,500,2000" or "50 500 2000" -> [50.0, 500.0, 2000.0]; "" -> [] (the start/stop/step ramp)."""
     try:
-        return [float(part) for part in text.replace(" ", "").split(",") if part]
+        return [float(part) for part in re.split(r"[,\s]+", text) if part]
     except ValueError:
-        raise ValueError(f"bad ramp targets {text!r}: want comma-separated QPS, e.g. 50,500,2000") from None
+        raise ValueError(f"bad ramp targets {text!r}: want QPS separated by commas or spaces, e.g. 50,500,2000") from None
 
 
 def step_at(steps: list[Step], run_time: float) -> Step | None:

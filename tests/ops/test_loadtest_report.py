@@ -60,7 +60,7 @@ def test_plan_from_a_target_list_hits_the_chosen_points_in_order():
     steps = plan_steps(50, 500, 50, 6, 10, 2, targets=parse_targets("50, 500,2000,2500"))
     assert [s.target_qps for s in steps] == [50, 500, 2000, 2500] and [s.users for s in steps] == [5, 50, 200, 250]
     assert [s.start_s for s in steps] == [0, 6, 12, 18]
-    assert parse_targets("") == []
+    assert parse_targets("") == [] and parse_targets(" 50 100\t150 ") == parse_targets("50,100,150") == [50, 100, 150]
     with pytest.raises(ValueError):
         parse_targets("50,fast")
     with pytest.raises(ValueError):
