@@ -25,7 +25,7 @@ from .handling import read_body, require_ready, submit
 from .hot_path import BinaryHgemm, HgemmApp
 from .auth import BearerAuthMiddleware
 from .metrics import RequestMetricsMiddleware, fallback_reasons
-from .schemas import HgemmRequest, HgemmResponse, OperandCreate, OperandInfo, OperandList
+from .schemas import NAME_MAX_CHARS, HgemmRequest, HgemmResponse, OperandCreate, OperandInfo, OperandList
 from .settings import Settings
 from .state import ServiceState
 from .table_reload import TablesUnavailable
@@ -50,7 +50,7 @@ HGEMM_BINARY_PARAMS = {"m": DIM, "n": DIM, "k": DIM, "b_layout": {"type": "strin
                        "acc": {"type": "string", "enum": ["f32", "f16"]}, "operand": {"type": "string"},
                        "dtype": {"type": "string", "enum": ["float16"]}}
 OPERAND_BINARY_PARAMS = {"k": DIM, "n": DIM, "b_layout": {"type": "string", "enum": ["row", "col"]},
-                         "name": {"type": "string"}, "dtype": {"type": "string", "enum": ["float16"]}}
+                         "name": {"type": "string", "maxLength": NAME_MAX_CHARS}, "dtype": {"type": "string", "enum": ["float16"]}}
 
 
 def _body(model) -> dict:
@@ -133,6 +133,8 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
                                     f"float16 b {rows}x{cols} needs {rows * cols * 2}")
             b = np.frombuffer(body, dtype=codec.FP16).reshape(rows, cols)
             name = request.query_params.get("name") or _x_headers(request).get("x-name")
+            if name is not None and len(name) > NAME_MAX_CHARS:
+                raise invalid(f"name has {len(name)} characters: at most {NAME_MAX_CHARS}")
         else:
             body = await _read_body(request, settings.max_body_bytes)
             parsed = await _maybe_off_loop(len(body) > OFF_LOOP_BYTES, _parse, OperandCreate, body)

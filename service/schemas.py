@@ -11,6 +11,7 @@ Value = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Layout = Literal["row", "col"]
 Accumulator = Literal["f32", "f16", "fp32", "fp16"]
 Encoding = Literal["list", "base64"]
+NAME_MAX_CHARS = 128  # an operand's label, JSON or binary
 
 
 class Matrix(BaseModel):
@@ -54,7 +55,7 @@ class HgemmRequest(BaseModel):
 class OperandCreate(Matrix):
     """A B operand to keep resident: K×N with b_layout=row, N×K with b_layout=col."""
     b_layout: Layout = "row"
-    name: str | None = Field(None, max_length=128, description="a label for humans; ids are assigned")
+    name: str | None = Field(None, max_length=NAME_MAX_CHARS, description="a label for humans; ids are assigned")
 
 
 class HgemmResponse(BaseModel):

@@ -104,4 +104,11 @@ def test_bad_operand_registrations_name_the_problem(rng):
             assert r.status_code == 400 and "decodes to 3 bytes" in r.json()["detail"]
             r = await client.post("/v1/operands", content=w.tobytes(), headers={"content-type": "image/png"})
             assert r.status_code == 415
+            for name, status in (("x" * 129, 422), ("x" * 128, 201)):  # one limit for both encodings
+                r = await client.post("/v1/operands", content=w.tobytes(), headers=binary_headers(k=8, n=4, name=name))
+                assert r.status_code == status, r.text
+                r = await client.post("/v1/operands", json={"data": w.tolist(), "name": name})
+                assert r.status_code == status, r.text
+            assert "at most 128" in (await client.post("/v1/operands", content=w.tobytes(), headers=binary_headers(
+                k=8, n=4, name="y" * 200))).json()["detail"]
     run(scenario())
