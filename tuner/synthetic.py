@@ -136,8 +136,9 @@ class SyntheticEnv:
 
     def cublas_us(self, shape: Shape) -> float:
         if shape not in self._cublas:
-            best = min(self.true_us(shape, a) for a in self.candidates(shape) if not is_lt(a))
-            self._cublas[shape] = best * cublas_factor(shape)
+            # cuBLAS runs any shape: where no variant supports it (N or K unaligned) it is modelled on all of them
+            variants = [a for a in self.candidates(shape) if not is_lt(a)] or [a for a in self.arms if not is_lt(a)]
+            self._cublas[shape] = min(self.true_us(shape, a) for a in variants) * cublas_factor(shape)
         return self._cublas[shape]
 
     def _observed(self, true_us: float) -> float:

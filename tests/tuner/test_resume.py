@@ -60,3 +60,13 @@ def test_the_search_policy_flags_reach_the_agent_that_tunes(tmp_path):
     assert params["repeat_penalty"] == 0.1 and params["cover_families"] is True
     records = ResultStore(tmp_path / "st" / "finished_f32_col.jsonl").load().values()
     assert all({"sm90", "sm80"} <= {t["arm"]["family"] for t in r["trials"]} for r in records)  # every family measured
+
+
+def test_a_shape_no_variant_supports_is_tuned_over_the_library_arms(tmp_path):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("300_301_77\n64_64_64\n")  # N and K odd: no alignment-8/4/2 variant runs it, cuBLAS(Lt) does
+    argv = ["--grid", str(grid), "--env", "synthetic", "--budget-trials", "5", "--state-dir", str(tmp_path / "st"),
+            "--tables-dir", str(tmp_path / "tables")]
+    assert main(argv) == 0
+    entries = {(e["m"], e["n"], e["k"]): e for e in json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())["entries"]}
+    assert entries[(300, 301, 77)]["kernel"] in ("cublas", "cublaslt") and (64, 64, 64) in entries
