@@ -159,6 +159,8 @@ def main(argv=None) -> int:
     p.add_argument("--b_layout", choices=("col", "row"), default="col")
     p.add_argument("--variant_set", default="default", help="gpu env: the kernel library's variant set")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat_penalty", type=float, default=AgentParams.repeat_penalty,
+                   help="the agent's charge on more raster / swizzle settings of a measured variant (0: off)")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     shapes = read_grid(args.grid) if args.grid else sample_shapes(args.n_shapes, args.seed)
@@ -174,7 +176,7 @@ def main(argv=None) -> int:
         env = GpuEnv(args.acc, args.b_layout, variant_set=args.variant_set)
         meta = {"env": "gpu", **env_info.collect()}
     meta["command"] = "python -m tuner.compare " + " ".join(sys.argv[1:] if argv is None else argv)
-    result = compare(env, shapes, budget_fraction=args.budget_fraction, params=AgentParams(seed=args.seed))
+    result = compare(env, shapes, budget_fraction=args.budget_fraction, params=AgentParams(seed=args.seed, repeat_penalty=args.repeat_penalty))
     write(result, Path(args.out), meta)
     print(format_table(result))
     return 0
