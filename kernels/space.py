@@ -343,6 +343,19 @@ def _skinny_for(acc: str, bl: str) -> list[KernelConfig]:
             for tile, cluster, schedule in along_n + along_m]
 
 
+def _small_k_for(acc: str, bl: str) -> list[KernelConfig]:
+    """An experiment for large outputs with a short K (K <= 256 and >= 2 waves of 128x128 tiles, e.g. 16384x16384x256,
+    12288x2048x256): the group furthest below the roofline after the few-tile long-K shapes (0.46-0.55 of it, session
+    34) and won by cuBLASLt, our best there (128x128 / 64x256 pingpong, 2x1 clusters, pdl) 0.94-0.95x of cuBLAS on
+    16384x16384x256 in every tuning run. With 4 K steps a tile reads (tile_m + tile_n) x K of operands from L2 for
+    little MMA: at the tensor peak 128x128 tiles of K = 256 would pull ~15 TB/s over 132 SMs (an estimate, more than
+    L2 is thought to give), and the one cluster shape the search had (2x1) moved the tuned speedups by 1-4%. 2x2
+    clusters multicast both operands (half of the unclustered L2 reads, against 2x1's three quarters); 1x2 shares A;
+    pingpong keeps the epilogue, a large share of a 4-step tile, under the other warpgroup's MMA."""
+    tiles = (((128, 128, 64), (2, 2)), ((64, 256, 64), (2, 2)), ((128, 128, 64), (1, 2)))
+    return [replace(_sm90(acc, bl, tile, cluster=cluster, schedule="pingpong"), pdl=True) for tile, cluster in tiles]
+
+
 def _long_k_steps_for(acc: str, bl: str) -> list[KernelConfig]:
     """An experiment for memory-bound shapes with one short side and B column-major (session 27): there torch.matmul,
     given B row-major, runs 3-5% faster than every cuBLAS TN algorithm and our kernels (128x8192x4096, 64x16384x16384
@@ -442,6 +455,10 @@ VARIANT_SETS = {
     # kernels.build --set skinny, or skinny_row for B row-major)
     "skinny": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "col")],
     "skinny_row": lambda: [c for a in ACCUMULATORS for c in _skinny_for(a, "row")],
+    # 2x2 / 1x2 cluster pingpong tiles for large outputs with a short K, f32 (the f16 tables run fp32-accumulating
+    # arms on large shapes, and their sweeps time them), both layouts (an experiment: kernels.build --set small_k;
+    # tuner.set_sweep lists them per shape for scripts/h200_twin_sweep.sh)
+    "small_k": lambda: [c for bl in B_LAYOUTS for c in _small_k_for("f32", bl)],
     # 256-deep K steps for skinny memory-bound shapes with B column-major (an experiment: kernels.build --set long_k)
     "long_k": lambda: [c for c in _long_k_steps_for("f32", "col")],
     # the same shapes' tiles with 256-byte L2 promotion of their TMA loads (an experiment, no effect: session 28)

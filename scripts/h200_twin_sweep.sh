@@ -3,7 +3,7 @@
 # each shape timed beside the committed tables' choices (ours) in one interleaved run, B row-major, against
 # torch.matmul and cuBLAS NN; then tuner.confirm on a copy of the tables says how many choices the run would correct.
 #   OUT=dir LIST_fp32=file LIST_fp16=file [ACCS="fp32 fp16"] [DEADLINE=300] [BENCH_S=0.2] [B_LAYOUT=row] \
-#     [TABLES=dir] bash scripts/h200_twin_sweep.sh
+#     [TABLES=dir] [TIMING=both|kernel] bash scripts/h200_twin_sweep.sh
 # TABLES: the tables whose choices are `ours` (default kernels/tables; a candidate not yet committed).
 # DEADLINE_<acc> (e.g. DEADLINE_fp16) overrides DEADLINE for one accumulator. B_LAYOUT=col sweeps the col entries
 # (`python -m tuner.twin_sweep --layout col`) against cuBLAS TN.
@@ -23,7 +23,7 @@ for acc in ${ACCS:-fp32 fp16}; do
   timeout --signal=INT --kill-after=20 "${!dl_var:-${DEADLINE:-300}}" ./eval_one_file.sh --grid $W/grid_$acc.txt \
     --acc_precise $acc --b_layout $LAYOUT --tables $W/tables --also_variants_per_shape "$list" \
     --baselines torch.matmul,$NB \
-    --warmup_seconds ${WARMUP_S:-0.05} --benchmark_seconds ${BENCH_S:-0.2} --timing both --base_dir $W/$acc \
+    --warmup_seconds ${WARMUP_S:-0.05} --benchmark_seconds ${BENCH_S:-0.2} --timing ${TIMING:-both} --base_dir $W/$acc \
     --gpu_device_id 0 --mode offline > $W/$acc.log 2>&1
   echo "$acc rc=$? at ${SECONDS}s" | tee -a "$OUT/summary.txt"
   if [ -f $W/$acc/results.json ]; then

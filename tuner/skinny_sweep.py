@@ -23,6 +23,7 @@ import argparse
 from pathlib import Path
 
 from tuner.confirm import choice
+from tuner.set_sweep import write_sweep
 
 
 def fits(cfg, m: int, n: int, short: int) -> bool:
@@ -51,19 +52,8 @@ def sweep(entries: list[dict], configs: list, acc: str, layout: str = "col", sho
     return out
 
 
-def worst_first(found: dict[str, list[str]], results: dict) -> dict[str, list[str]]:
-    """found reordered by ours' kernel-only time over torch.matmul's in a grid run, largest ratio first."""
-    ratio = {}
-    for shape in results["shapes"]:
-        ours, ref = (shape["competitors"].get(name) or {} for name in ("ours", "torch.matmul"))
-        if ours.get("ok") and ref.get("ok") and ours.get("kernel_us") and ref.get("kernel_us"):
-            ratio[shape["mnk"]] = ours["kernel_us"] / ref["kernel_us"]
-    return dict(sorted(found.items(), key=lambda item: -ratio.get(item[0], 0.0)))
-
-
 def main(argv=None) -> int:
     from kernels import space
-    from tuner.eval_cli import write_variants_per_shape
     from tuner.results import read_json
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -78,13 +68,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, type=Path)
     args = p.parse_args(argv)
     table = read_json(Path(args.tables) / f"sm90_{args.acc}.json")
-    found = sweep(table["entries"], space.variant_sets(args.set), args.acc, args.layout, args.short,
-                  args.min_flop, args.max_flop)
-    if args.rank:
-        found = worst_first(found, read_json(args.rank))
-    write_variants_per_shape(args.out, found)
-    variants = {name for names in found.values() for name in names}
-    print(f"{len(found)} shapes, {sum(map(len, found.values()))} arms of {len(variants)} variants -> {args.out}")
+    write_sweep(sweep(table["entries"], space.variant_sets(args.set), args.acc, args.layout, args.short,
+                      args.min_flop, args.max_flop), args.out, args.rank)
     return 0
 
 

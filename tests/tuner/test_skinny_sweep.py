@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from kernels import space
 from kernels.config import KernelConfig
-from tuner.skinny_sweep import fits, main, sweep, worst_first
+from tuner.set_sweep import worst_first
+from tuner.skinny_sweep import fits, main, sweep
 
 KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
 CUBLAS_TN = {"kernel": "cublas", "config": {"kind": "gemmex_tn"}, "runtime": KNOBS}
