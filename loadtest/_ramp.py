@@ -78,7 +78,8 @@ def parse_targets(text: str) -> list[float]:
     try:
         return [float(part) for part in re.split(r"[,\s]+", text) if part]
     except ValueError:
-        raise ValueError(f"bad ramp targets {text!r}: want QPS separated by commas or spaces, e.g. 50,500,2000") from None
+        raise ValueError(f"bad ramp targets {text!r}: want QPS separated by commas or spaces, e.g. 50,500,2000") \
+            from None
 
 
 def step_at(steps: list[Step], run_time: float) -> Step | None:

@@ -50,7 +50,8 @@ HGEMM_BINARY_PARAMS = {"m": DIM, "n": DIM, "k": DIM, "b_layout": {"type": "strin
                        "acc": {"type": "string", "enum": ["f32", "f16"]}, "operand": {"type": "string"},
                        "dtype": {"type": "string", "enum": ["float16"]}}
 OPERAND_BINARY_PARAMS = {"k": DIM, "n": DIM, "b_layout": {"type": "string", "enum": ["row", "col"]},
-                         "name": {"type": "string", "maxLength": NAME_MAX_CHARS}, "dtype": {"type": "string", "enum": ["float16"]}}
+                         "name": {"type": "string", "maxLength": NAME_MAX_CHARS},
+                         "dtype": {"type": "string", "enum": ["float16"]}}
 
 
 def _body(model) -> dict:

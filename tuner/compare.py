@@ -176,7 +176,8 @@ def main(argv=None) -> int:
         env = GpuEnv(args.acc, args.b_layout, variant_set=args.variant_set)
         meta = {"env": "gpu", **env_info.collect()}
     meta["command"] = "python -m tuner.compare " + " ".join(sys.argv[1:] if argv is None else argv)
-    result = compare(env, shapes, budget_fraction=args.budget_fraction, params=AgentParams(seed=args.seed, repeat_penalty=args.repeat_penalty))
+    params = AgentParams(seed=args.seed, repeat_penalty=args.repeat_penalty)
+    result = compare(env, shapes, budget_fraction=args.budget_fraction, params=params)
     write(result, Path(args.out), meta)
     print(format_table(result))
     return 0

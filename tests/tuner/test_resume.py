@@ -68,5 +68,6 @@ def test_a_shape_no_variant_supports_is_tuned_over_the_library_arms(tmp_path):
     argv = ["--grid", str(grid), "--env", "synthetic", "--budget-trials", "5", "--state-dir", str(tmp_path / "st"),
             "--tables-dir", str(tmp_path / "tables")]
     assert main(argv) == 0
-    entries = {(e["m"], e["n"], e["k"]): e for e in json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())["entries"]}
+    table = json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())
+    entries = {(e["m"], e["n"], e["k"]): e for e in table["entries"]}
     assert entries[(300, 301, 77)]["kernel"] in ("cublas", "cublaslt") and (64, 64, 64) in entries
