@@ -118,7 +118,9 @@ def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dic
             # fp32); dropped again in an f32 table
             if run.acc == "f32" or (arm.get("config") or {}).get("acc") == "f32":
                 arm["acc"] = "f32"
-            times = {t: result[f"{t}_us"] * reference[f"{t}_us"] / ref[f"{t}_us"] for t in ROLES}
+            # a run timed kernel-only (--timing kernel) has no per-call figures: those arms judge the graph role only
+            times = {t: result[f"{t}_us"] * reference[f"{t}_us"] / ref[f"{t}_us"] for t in ROLES
+                     if all(x.get(f"{t}_us") for x in (result, reference, ref))}
             out.append((times, arm))
     return out
 
@@ -160,10 +162,14 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
                 # tables' meta records every round's counts)
                 counts["event_timed"] = counts.get("event_timed", 0) + 1
                 continue
-            found = [c for run in runs for c in candidates(mnk, role, run, reference)]
+            if not (ours.get(f"{timing}_us") and reference.get(f"{timing}_us")):
+                continue  # the run did not time this role's figure (--timing kernel or call)
+            found = [c for run in runs for c in candidates(mnk, role, run, reference) if timing in c[0]]
             # per call, an arm must also be no slower kernel-only: single calls are noisy, and a min over several
             # arms would otherwise pick noise
-            found = [c for c in found if timing == "kernel" or c[0]["kernel"] <= ours["kernel_us"]]
+            # (a run timed per call only cannot show that, so it changes no eager choice)
+            found = [c for c in found if timing == "kernel" or c[0].get("kernel", float("inf")) <= (ours.get(
+                "kernel_us") or 0.0)]
             times, best = min(found, key=lambda c: c[0][timing], default=(None, None))
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time

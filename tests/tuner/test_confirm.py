@@ -235,3 +235,20 @@ def test_a_variant_timed_with_knobs_in_its_name_becomes_that_variant_with_those_
                                 f"ours:{splitk}@s2": result(80, 100, kernel=splitk, runtime={"splits": 2})}}
     (new,), _ = confirm([entry], "f32", [run("f32", [entry], shapes)])
     assert new["kernel"] == splitk and new["runtime"] == {"raster": 0, "swizzle": 0, "splits": 2}
+
+
+def test_a_kernel_only_run_judges_the_graph_choices_and_leaves_the_eager_ones():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, None), "torch.matmul": result(95, None),
+                                "cuBLAS-tn": result(90, None)}}  # eval_one_file.sh --timing kernel
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["kernel"] == SM90_NAME and new["graph"] == {**CUBLAS, "us": 90}
+    assert (counts["graph"], counts["eager"]) == (1, 0)
+
+
+def test_a_call_only_run_changes_nothing_it_cannot_check_kernel_only():
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(None, 120), "torch.matmul": result(None, 118),
+                                "cuBLAS-tn": result(None, 100)}}  # eval_one_file.sh --timing call
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and (counts["graph"], counts["eager"]) == (0, 0)
