@@ -2,19 +2,40 @@
 same code runs torch.matmul on the GPU for the H200 comparison)."""
 from __future__ import annotations
 
+import asyncio
+
+import httpx
 import numpy as np
 import pytest
-from fastapi.testclient import TestClient
 
 from loadtest.naive_server import create_app
 
 BINARY = {"Content-Type": "application/octet-stream"}
 
 
+class SyncClient:
+    """httpx's ASGI client driven from plain tests, one event loop for the module (starlette's TestClient is
+    deprecated with httpx)."""
+
+    def __init__(self, runner: asyncio.Runner, http: httpx.AsyncClient):
+        self._runner, self._http = runner, http
+
+    def __getattr__(self, method: str):
+        return lambda *args, **kwargs: self._runner.run(getattr(self._http, method)(*args, **kwargs))
+
+
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app("cpu")) as test_client:
-        yield test_client
+    app = create_app("cpu")
+    with asyncio.Runner() as runner:
+        lifespan = app.router.lifespan_context(app)
+        runner.run(lifespan.__aenter__())
+        http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://naive")
+        try:
+            yield SyncClient(runner, http)
+        finally:
+            runner.run(http.aclose())
+            runner.run(lifespan.__aexit__(None, None, None))
 
 
 def reference(a: np.ndarray, b: np.ndarray, layout: str) -> np.ndarray:
