@@ -1,5 +1,6 @@
 """`python -m tuner.grid_diff OLD.csv NEW.csv [--shapes FILE] [--baseline torch.matmul]`: two grid benchmark runs
-(results.csv of `eval_one_file.sh`, e.g. before and after a table change) on the shapes both measured.
+(results.csv or results.json of `eval_one_file.sh`, plain or .gz, e.g. before and after a table change) on the shapes
+both measured.
 
 For each timing: ours vs the baseline as the geomean speedup and the count below 0.97x, in each run — over all common
 shapes, and with --shapes (an M_N_K list: the entries that changed) over those and over the rest. The rest is the

@@ -130,8 +130,12 @@ def read_json(path: str | Path) -> dict:
 
 
 def read_long_csv(path: str | Path) -> list[dict]:
-    """A results.csv, plain or gzipped (`.gz`: how grid runs are committed)."""
+    """A results.csv, plain or gzipped (`.gz`: how grid runs are committed); given the run's results.json(.gz)
+    instead, the same rows as the CSV holds them (strings, "" for none)."""
     path = Path(path)
+    if path.name.endswith((".json", ".json.gz")):
+        return [{f: "" if row.get(f) is None else str(row[f]) for f in LONG_FIELDS}
+                for row in long_rows(read_json(path)["shapes"])]
     with (gzip.open if path.suffix == ".gz" else open)(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
 

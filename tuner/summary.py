@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tuner.summary", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--results", help="results.csv of an eval grid run")
+    src.add_argument("--results", help="results.csv (or results.json) of an eval grid run, plain or .gz")
     src.add_argument("--speedup_csv", help="wide CSV of speedups (CUDA-L2's format)")
     p.add_argument("--timing", choices=TIMINGS, default="kernel", help="timing of --speedup_csv")
     p.add_argument("--out", required=True, help="directory for summary.json, summary.md and the PNGs")

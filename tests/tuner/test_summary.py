@@ -72,6 +72,18 @@ def test_a_gzipped_results_csv_reads_as_the_plain_one(tmp_path):
     assert len(plain) == 3 and summary.read_long_csv(tmp_path / "results.csv.gz") == plain
 
 
+def test_the_results_json_reads_as_its_csv(tmp_path):
+    import gzip
+    import shutil
+
+    records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0}), _record(Shape(128, 64, 64), 3.0, {})]
+    paths = write_results(tmp_path, records, {"gpu": "test"})
+    with open(paths["json"], "rb") as src, gzip.open(tmp_path / "results.json.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    plain = summary.read_long_csv(paths["csv"])
+    assert summary.read_long_csv(paths["json"]) == plain == summary.read_long_csv(tmp_path / "results.json.gz")
+
+
 def test_cli_writes_summary_and_plots(tmp_path):
     records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0, "cuBLAS-tn": 1.0, "cuBLAS-nn": 4.0}),
                _record(Shape(4096, 4096, 4096), 4.0, {"torch.matmul": 2.0, "cuBLAS-tn": 5.0, "cuBLAS-nn": 6.0})]
