@@ -166,10 +166,9 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
                 continue  # the run did not time this role's figure (--timing kernel or call)
             found = [c for run in runs for c in candidates(mnk, role, run, reference) if timing in c[0]]
             # per call, an arm must also be no slower kernel-only: single calls are noisy, and a min over several
-            # arms would otherwise pick noise
-            # (a run timed per call only cannot show that, so it changes no eager choice)
-            found = [c for c in found if timing == "kernel" or c[0].get("kernel", float("inf")) <= (ours.get(
-                "kernel_us") or 0.0)]
+            # arms would otherwise pick noise (a run timed per call only cannot show that: it changes no eager choice)
+            kernel_floor = ours.get("kernel_us") or 0.0
+            found = [c for c in found if timing == "kernel" or c[0].get("kernel", float("inf")) <= kernel_floor]
             times, best = min(found, key=lambda c: c[0][timing], default=(None, None))
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time
