@@ -462,11 +462,17 @@ def main(argv=None) -> int:
         print(f"unpacked {len(unpack(args.unpack))} files into {_lib_dir()}")
     archs = set(args.arch.split(","))
     configs = []
-    excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
     set_names = [n for n in (args.set or ("" if args.tables else "default")).split(",") if n]
-    wanted = [c for d in filter(None, args.tables.split(","))
-              for c in tuned_tables.table_variants(None if d == "committed" else d)]
-    wanted += [c for name in set_names for c in space.variant_set(name)]
+    try:
+        excluded = {c for name in filter(None, args.exclude.split(",")) for c in space.variant_set(name)}
+        for d in filter(None, args.tables.split(",")):
+            if d != "committed" and not Path(d).is_dir():
+                raise ValueError(f"--tables: {d!r} is not a directory (of sm90_<acc>.json tables)")
+        wanted = [c for d in filter(None, args.tables.split(","))
+                  for c in tuned_tables.table_variants(None if d == "committed" else d)]
+        wanted += [c for name in set_names for c in space.variant_set(name)]
+    except (KeyError, OSError, ValueError) as error:  # an unknown set, a missing or bad table: say which
+        parser.error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
     for c in wanted:
         if c.arch in archs and c not in configs and c not in excluded:
             configs.append(c)

@@ -561,3 +561,14 @@ def test_pack_strips_objects_and_they_still_load_and_run(cache, tmp_path):
     build.unpack(archive)
     assert so.read_bytes() == packed and packed != original
     assert ctypes.CDLL(str(so)).hgemm_answer() == 42
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--set", "nonexistent", "--dry-run"], "unknown variant set 'nonexistent'"),
+    (["--set", "smoke", "--exclude", "nope", "--dry-run"], "unknown variant set 'nope'"),
+    (["--tables", "/nonexistent", "--dry-run"], "'/nonexistent' is not a directory"),
+])
+def test_the_cli_names_an_unknown_set_or_tables_directory(argv, words, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        build.main(argv)
+    assert exit_info.value.code == 2 and words in capsys.readouterr().err
