@@ -129,8 +129,21 @@ def table_entry(record: dict, configs: dict, b_layout: str, min_speedup: float,
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.acc = ACC[args.acc]
+    if args.budget_trials < 1 or args.batch < 1:
+        parser.error(f"--budget-trials and --batch must be >= 1, got {args.budget_trials} and {args.batch}")
+    if args.variant_set != "all":
+        from kernels.space import VARIANT_SETS
+
+        unknown = [n for n in args.variant_set.split(",") if n.strip() and n.strip() not in VARIANT_SETS]
+        if unknown:
+            parser.error(f"--variant-set: unknown {unknown}; known: {sorted(VARIANT_SETS)}")
+    try:
+        grid = read_grid(args.grid)
+    except (OSError, ValueError) as exc:
+        parser.error(f"--grid: {exc}")
     objective = objective_of(args)
     try:
         retime = Retime(args.retime_top, args.retime_us, args.retime_rounds)
@@ -146,7 +159,7 @@ def main(argv=None) -> int:
     state = Path(args.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     tag = f"{args.acc}_{args.b_layout}"
-    shapes = read_grid(args.grid)[: args.limit]
+    shapes = grid[: args.limit]
     train, held = split_holdout(shapes, args.holdout_fraction, args.seed)
     arms, configs = candidate_arms(args)
     agent = Agent(FeatureMap(arms), AgentParams(seed=args.seed, repeat_penalty=args.repeat_penalty,

@@ -1,6 +1,8 @@
 """Tuning is resumable: finished shapes are kept in a JSONL file and skipped on a rerun; the model is rebuilt."""
 import json
 
+import pytest
+
 from tuner.store import ResultStore
 from tuner.tune_cli import main
 
@@ -71,3 +73,19 @@ def test_a_shape_no_variant_supports_is_tuned_over_the_library_arms(tmp_path):
     table = json.loads((tmp_path / "tables" / "sm90_f32.json").read_text())
     entries = {(e["m"], e["n"], e["k"]): e for e in table["entries"]}
     assert entries[(300, 301, 77)]["kernel"] in ("cublas", "cublaslt") and (64, 64, 64) in entries
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--variant-set", "splitk,nope"], "--variant-set: unknown ['nope']"),
+    (["--budget-trials", "0"], "--budget-trials and --batch must be >= 1"),
+    (["--grid", "/nonexistent/grid.txt"], "--grid: [Errno 2]"),
+])
+def test_bad_arguments_are_usage_errors_before_any_tuning(tmp_path, capsys, extra, words):
+    grid = tmp_path / "grid.txt"
+    grid.write_text("64_64_64\n")
+    argv = ["--grid", str(grid), "--env", "synthetic", "--state-dir", str(tmp_path / "st"),
+            "--tables-dir", str(tmp_path / "tables"), *extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "st").exists()
