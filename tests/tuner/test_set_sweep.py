@@ -2,20 +2,8 @@
 from __future__ import annotations
 
 from kernels import space
-from kernels.config import KernelConfig
+from sweep_entries import KNOBS, cfg, entry
 from tuner.set_sweep import fits, main, selected, sweep
-
-KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
-CUBLASLT = {"kernel": "cublaslt", "config": {"kind": "lt"}, "runtime": KNOBS}
-
-
-def cfg(tile, cluster, acc="f32", layout="col"):
-    return KernelConfig("sm90", acc, layout, tile, cluster=cluster, schedule="pingpong", scheduler="persistent",
-                        pdl=True)
-
-
-def entry(m, n, k, arm=CUBLASLT, layout="col"):
-    return {"m": m, "n": n, "k": k, "b_layout": layout, **arm, "us": 10.0, "cublas_us": 10.0}
 
 
 def test_the_filter_takes_short_k_and_enough_output_tiles():

@@ -2,21 +2,9 @@
 from __future__ import annotations
 
 from kernels import space
-from kernels.config import KernelConfig
+from sweep_entries import KNOBS, cfg, entry
 from tuner.set_sweep import worst_first
 from tuner.skinny_sweep import fits, main, sweep
-
-KNOBS = {"raster": 0, "swizzle": 0, "splits": 0}
-CUBLAS_TN = {"kernel": "cublas", "config": {"kind": "gemmex_tn"}, "runtime": KNOBS}
-
-
-def cfg(tile, cluster, acc="f32", layout="col"):
-    return KernelConfig("sm90", acc, layout, tile, cluster=cluster, schedule="pingpong", scheduler="persistent",
-                        pdl=True)
-
-
-def entry(m, n, k, arm=CUBLAS_TN, layout="col"):
-    return {"m": m, "n": n, "k": k, "b_layout": layout, **arm, "us": 10.0, "cublas_us": 10.0}
 
 
 def test_a_cluster_must_span_the_long_side_and_fit_the_shape():

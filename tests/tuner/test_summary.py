@@ -60,26 +60,27 @@ def test_geomean_by_bucket_from_written_results(tmp_path):
     assert "| torch.matmul | 0 of 2 | 0 of 1 | 1 of 2 | 1 of 5 |" in summary.format_summary(table)
 
 
-def test_a_gzipped_results_csv_reads_as_the_plain_one(tmp_path):
+def _run_with_gzipped_copies(tmp_path) -> dict:
+    """A two-shape run's files, and results.csv.gz / results.json.gz beside them (how grid runs are committed)."""
     import gzip
     import shutil
 
     records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0}), _record(Shape(128, 64, 64), 3.0, {})]
     paths = write_results(tmp_path, records, {"gpu": "test"})
-    with open(paths["csv"], "rb") as src, gzip.open(tmp_path / "results.csv.gz", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    for kind in ("csv", "json"):
+        with open(paths[kind], "rb") as src, gzip.open(tmp_path / f"results.{kind}.gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return paths
+
+
+def test_a_gzipped_results_csv_reads_as_the_plain_one(tmp_path):
+    paths = _run_with_gzipped_copies(tmp_path)
     plain = summary.read_long_csv(paths["csv"])
     assert len(plain) == 3 and summary.read_long_csv(tmp_path / "results.csv.gz") == plain
 
 
 def test_the_results_json_reads_as_its_csv(tmp_path):
-    import gzip
-    import shutil
-
-    records = [_record(Shape(64, 64, 64), 1.0, {"torch.matmul": 2.0}), _record(Shape(128, 64, 64), 3.0, {})]
-    paths = write_results(tmp_path, records, {"gpu": "test"})
-    with open(paths["json"], "rb") as src, gzip.open(tmp_path / "results.json.gz", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    paths = _run_with_gzipped_copies(tmp_path)
     plain = summary.read_long_csv(paths["csv"])
     assert summary.read_long_csv(paths["json"]) == plain == summary.read_long_csv(tmp_path / "results.json.gz")
 
