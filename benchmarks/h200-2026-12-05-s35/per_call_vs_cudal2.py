@@ -42,8 +42,9 @@ def line(name: str, table: dict[str, float]) -> str:
 
 def main(out: str, anchors: str = "../shared/anchors") -> None:
     for mode in ("offline", "server"):
-        path = f"{out}/{mode}/results.json"
-        if not os.path.exists(path):
+        path = next((p for p in (f"{out}/{mode}/results.json", f"{out}/{mode}/results.json.gz") if os.path.exists(p)),
+                    None)
+        if path is None:
             print(f"  {mode}: no results")
             continue
         ours = ours_per_call(path)
