@@ -205,10 +205,13 @@ AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in
 # under its own rule, read from the same runs, 1.106x col / 1.090x row on the 71 / 36 shapes it keeps).
 PREFETCH_TWIN_LAYOUTS = ("col", "row")
 PREFETCH_TWIN_FAMILIES = ("sm90", "splitk")
-# Then the sm90 graph choices the rule leaves move to their capped twins (at most L2_PREFETCH_CAP_KB per CTA), col
-# only: session 32's call 3, 100 of the 164 f32 / 216 f16 such entries, both roles: +2.4% / +2.0% kernel-only (0.979x
-# at worst). The row layout's (set l2_prefetch_capped_row) and splitk ones are built, not yet measured.
-PREFETCH_CAPPED_LAYOUTS = ("col",)
+# Then the graph choices the rule leaves move to their capped twins (at most L2_PREFETCH_CAP_KB per CTA; the rule
+# counts what they prefetch), one family at a time. Col sm90: session 32's call 3, 100 of the 164 f32 / 216 f16 such
+# entries, both roles: +2.4% / +2.0% kernel-only (0.979x at worst). Row sm90 and splitk (both layouts): session 36's
+# call 1 (benchmarks/h200-2026-12-05-s36/, both roles within 0.1-0.3%): row sm90 +2.3% f32 / +2.0% f16 on 80 sampled
+# of 173 / 224; splitk where the capped twin's grid prefetches <= 4 MiB +2.5% / +2.2% col (28 / 38 shapes), +1.2% /
+# +1.3% row (32 / 36), and 0.93-0.95x on the 2 / 6 / 2 / 2 it leaves (~8 MiB), as the rule predicts.
+PREFETCH_CAPPED = {"col": ("sm90", "splitk"), "row": ("sm90", "splitk")}
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -304,10 +307,10 @@ def main(argv=None) -> int:
                 families = [arg for family in PREFETCH_TWIN_FAMILIES for arg in ("--family", family)]
                 if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *families]):
                     return rc
-                capped = ["--family", "sm90", "--cap-kb", str(L2_PREFETCH_CAP_KB)]
-                if layout in PREFETCH_CAPPED_LAYOUTS and \
-                        (rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *capped])):
-                    return rc
+                for family in PREFETCH_CAPPED.get(layout, ()):
+                    capped = ["--family", family, "--cap-kb", str(L2_PREFETCH_CAP_KB)]
+                    if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *capped]):
+                        return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0
 
