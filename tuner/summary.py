@@ -4,7 +4,10 @@ distribution by bucket; TFLOP/s vs FLOP; TFLOP/s vs arithmetic intensity under t
 
   python -m tuner.summary --results results/results.csv --out results/summary
   python -m tuner.summary --speedup_csv ../shared/anchors/cudal2_published_h100_offline.csv --timing kernel --out s/
-The second form reads a wide CSV of speedups (CUDA-L2's published format: mnk + one column per baseline).
+  python -m tuner.summary --results r/results.json --published ../shared/anchors/cudal2_published_h100_server.csv
+The second form reads a wide CSV of speedups (CUDA-L2's published format: mnk + one column per baseline). The third
+sets such published speedups beside the run's own, over the shapes both have, per baseline and size bucket (CUDA-L2
+publishes per-call figures: `--published_timing call`, the default).
 With --results, the run's own results.json (or results.json.gz) next to the CSV says where and how it was measured;
 the summary repeats that (date, GPU, driver, CUDA, torch, commit, settings) so a copied summary keeps its context."""
 from __future__ import annotations
@@ -108,6 +111,40 @@ def format_summary(table: dict) -> str:
                          lambda c: f"{c['geomean']:.3f}x (n={c['n']})")
         lines += section(f"## shapes where ours is below {FLOOR}x, {t} timing", per_baseline,
                          lambda c: f"{c['below_floor']} of {c['n']}")
+    return "\n".join(lines)
+
+
+def published_comparison(rows: list[dict], path: str | Path, timing: str = "call") -> dict:
+    """{baseline: {bucket|'all': {"ours", "published", "n"}}}: geomean speedups over the shapes that both the run's
+    rows (at `timing`) and the wide CSV at `path` have a figure for, per baseline column both name."""
+    from tuner.competitors import MAX_OF
+
+    published = {(r["mnk"], r["baseline"]): r["speedup"] for r in speedup_rows_from_wide(path, timing)}
+    ran = {(r["mnk"], r["baseline"]) for r in rows if r["timing"] == timing}
+    groups = defaultdict(lambda: ([], []))
+    for r in rows:
+        theirs = published.get((r["mnk"], r["baseline"]))
+        if r["timing"] != timing or theirs is None:
+            continue
+        if any((r["mnk"], member) not in ran for member in MAX_OF.get(r["baseline"], ())):
+            continue  # a '-max' of one form only is not the published stronger-of-both
+        for key in ((r["baseline"], bucket_of(r["flop"])), (r["baseline"], ALL)):
+            groups[key][0].append(r["speedup"])
+            groups[key][1].append(theirs)
+    out: dict = defaultdict(dict)
+    for (baseline, bucket), (ours, theirs) in groups.items():
+        out[baseline][bucket] = {"ours": geomean(ours), "published": geomean(theirs), "n": len(ours)}
+    return dict(out)
+
+
+def format_published(comparison: dict, source: str, timing: str) -> str:
+    names = [name for name, _, _ in BUCKETS] + [ALL]
+    lines = [f"## ours / published ({source}), {timing} timing, geomean over the shapes both have",
+             "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for b, cells in comparison.items():
+        lines.append(f"| {b} | " + " | ".join(
+            f"{cells[x]['ours']:.3f}x / {cells[x]['published']:.3f}x (n={cells[x]['n']})" if x in cells else "-"
+            for x in names) + " |")
     return "\n".join(lines)
 
 
@@ -218,12 +255,18 @@ def main(argv=None) -> int:
     src.add_argument("--speedup_csv", help="wide CSV of speedups (CUDA-L2's format)")
     p.add_argument("--timing", choices=TIMINGS, default="kernel", help="timing of --speedup_csv")
     p.add_argument("--out", required=True, help="directory for summary.json, summary.md and the PNGs")
+    p.add_argument("--published", metavar="CSV",
+                   help="with --results: a wide CSV of published speedups (CUDA-L2's) to set beside the run's own")
+    p.add_argument("--published_timing", choices=TIMINGS, default="call",
+                   help="the timing the --published figures were measured with (CUDA-L2's: per call)")
     p.add_argument("--worst", type=int, default=10)
     p.add_argument("--peak_tflops", type=float, default=None,
                    help="dense fp16 peak for the roofline (default: the datasheet's, by the run's GPU name)")
     p.add_argument("--peak_tbps", type=float, default=None, help="HBM bandwidth for the roofline, TB/s (same)")
     p.add_argument("--no_plots", action="store_true")
     args = p.parse_args(argv)
+    if args.published and not args.results:
+        p.error("--published needs --results (a run to set beside it)")
     from tuner import roofline  # it builds on this module's geomean
 
     long_rows = read_long_csv(args.results) if args.results else []
@@ -241,14 +284,20 @@ def main(argv=None) -> int:
     roof = _roofline(meta.get("gpu"), args.peak_tflops, args.peak_tbps) if long_rows else None
     roof_rows = roofline.shares(long_rows, roof) if roof else []
     roof_summary = roofline.summarize(roof_rows) if roof_rows else None
+    versus = published_comparison(rows, args.published, args.published_timing) if args.published else None
     (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
                                                   "worst": worst_shapes, "event_timed": events,
                                                   "roofline": roof_summary and {"peaks": roof.describe(),
-                                                                                **roof_summary}}, indent=1))
+                                                                                **roof_summary},
+                                                  "published": versus and {"source": args.published,
+                                                                           "timing": args.published_timing,
+                                                                           "by_baseline": versus}}, indent=1))
     text = format_summary(table)
     for t, per_b in worst_shapes.items():
         for b, ws in per_b.items():
             text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
+    if versus is not None:
+        text += "\n\n" + format_published(versus, args.published, args.published_timing)
     if roof_summary:
         text += "\n\n" + roofline.format_summary(roof_summary, roof)
     if events:

@@ -126,6 +126,33 @@ def test_wide_csv_in_cuda_l2_format(tmp_path):
     assert table["cuBLAS-max"]["all"]["geomean"] == pytest.approx(2.0)
 
 
+def test_published_figures_are_compared_over_the_shapes_both_have(tmp_path):
+    """--published: the run's per-call speedups beside a wide CSV's, per baseline and bucket, on the shared shapes
+    only; a '-max' the run has one form of is left out (it is not the stronger of both)."""
+    small, mid = Shape(64, 64, 64), Shape(1024, 1024, 1024)
+    records = [_record(small, 1.0, {"torch.matmul": 4.0, "cuBLAS-nn": 2.0}),   # call: ours 2 us -> 2.0x, 1.0x
+               _record(mid, 1.0, {"torch.matmul": 6.0, "cuBLAS-nn": 3.0}),     # 3.0x, 1.5x
+               _record(Shape(64, 64, 128), 1.0, {"torch.matmul": 8.0})]        # not in the CSV
+    paths = write_results(tmp_path / "run", records, {"gpu": "test"})
+    published = tmp_path / "published.csv"
+    published.write_text("mnk,torch.matmul,cuBLAS-nn,cuBLAS-max\n64_64_64,1.5,1.25,1.1\n1024_1024_1024,1.2,1.0,0.9\n"
+                         "4096_4096_4096,0.9,0.8,0.7\n")
+    assert summary.main(["--results", str(paths["csv"]), "--published", str(published), "--out",
+                         str(tmp_path / "s"), "--no_plots"]) == 0
+    data = json.loads((tmp_path / "s" / "summary.json").read_text())["published"]
+    assert data["timing"] == "call"
+    by = data["by_baseline"]
+    assert set(by) == {"torch.matmul", "cuBLAS-nn"}
+    assert by["torch.matmul"]["all"] == pytest.approx({"ours": math.sqrt(2.0 * 3.0), "published": math.sqrt(1.5 * 1.2),
+                                                       "n": 2})
+    assert by["torch.matmul"]["<1e9"] == pytest.approx({"ours": 2.0, "published": 1.5, "n": 1})
+    assert by["cuBLAS-nn"]["1e9-1e11"] == pytest.approx({"ours": 1.5, "published": 1.0, "n": 1})
+    assert "| torch.matmul | 2.000x / 1.500x (n=1) | 3.000x / 1.200x (n=1) | - |" in \
+        (tmp_path / "s" / "summary.md").read_text()
+    with pytest.raises(SystemExit):
+        summary.main(["--speedup_csv", str(published), "--published", str(published), "--out", str(tmp_path / "x")])
+
+
 def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeypatch):
     """A deadline's SIGINT in the middle of a write (session 21 cut results.csv at 150 of 890 shapes) is raised
     once every file is in place: the JSON and the CSVs hold the same shapes, and no temporary file is left."""
