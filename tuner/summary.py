@@ -180,6 +180,42 @@ def event_timed(results: dict) -> dict[str, list[str]]:
     return dict(found)
 
 
+def call_by_before(results: dict) -> dict:
+    """{before: {baseline: {bucket|'all': {"geomean", "n"}}}}: per-call speedups of ours from the samples that followed
+    a graph replay ("kernel": a cold host path) and those that followed a call ("call": a warm one), each competitor's
+    medians of that kind (`info.call_us_after`, runs timing both since session 36); {} for runs without them."""
+    groups = defaultdict(list)
+    for shape in results.get("shapes", []):
+        comps = shape.get("competitors", {})
+        mine = (comps.get("ours", {}).get("info") or {}).get("call_us_after") or {}
+        flop = parse_mnk(shape["mnk"]).flop
+        for name, record in comps.items():
+            theirs = (record.get("info") or {}).get("call_us_after") or {}
+            if name == "ours" or name.startswith("ours:") or not record.get("ok"):
+                continue
+            for before, us in theirs.items():
+                if us and mine.get(before):
+                    for bucket in (bucket_of(flop), ALL):
+                        groups[(before, name, bucket)].append(us / mine[before])
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for (before, name, bucket), values in groups.items():
+        out[before][name][bucket] = {"geomean": geomean(values), "n": len(values)}
+    return {before: dict(v) for before, v in out.items()}
+
+
+def format_call_by_before(found: dict) -> str:
+    names = [name for name, _, _ in BUCKETS] + [ALL]
+    what = {"kernel": "after a graph replay (cold host path)", "call": "after another call (warm host path)"}
+    lines = []
+    for before, per_baseline in found.items():
+        lines += [f"## geomean speedup of ours per call, samples {what.get(before, before)}",
+                  "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        lines += [f"| {b} | " + " | ".join(f"{c[x]['geomean']:.3f}x (n={c[x]['n']})" if x in c else "-" for x in names)
+                  + " |" for b, c in per_baseline.items()]
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
 def format_event_timed(found: dict[str, list[str]], shown: int = 8) -> str:
     if not found:
         return ""
@@ -280,13 +316,14 @@ def main(argv=None) -> int:
     worst_shapes = {t: {b: worst(rows, t, b, args.worst) for b in per_b} for t, per_b in table.items()}
     source = args.results or args.speedup_csv
     results = _results_json(args.results) if args.results else {}
-    meta, events = run_meta(results), event_timed(results)
+    meta, events, by_before = run_meta(results), event_timed(results), call_by_before(results)
     roof = _roofline(meta.get("gpu"), args.peak_tflops, args.peak_tbps) if long_rows else None
     roof_rows = roofline.shares(long_rows, roof) if roof else []
     roof_summary = roofline.summarize(roof_rows) if roof_rows else None
     versus = published_comparison(rows, args.published, args.published_timing) if args.published else None
     (out / "summary.json").write_text(json.dumps({"source": source, "meta": meta, "by_bucket": table,
                                                   "worst": worst_shapes, "event_timed": events,
+                                                  "call_by_before": by_before,
                                                   "roofline": roof_summary and {"peaks": roof.describe(),
                                                                                 **roof_summary},
                                                   "published": versus and {"source": args.published,
@@ -296,6 +333,8 @@ def main(argv=None) -> int:
     for t, per_b in worst_shapes.items():
         for b, ws in per_b.items():
             text += f"\nworst vs {b} ({t}): " + ", ".join(f"{w['mnk']} {w['speedup']:.3f}x" for w in ws[:5])
+    if by_before:
+        text += "\n\n" + format_call_by_before(by_before)
     if versus is not None:
         text += "\n\n" + format_published(versus, args.published, args.published_timing)
     if roof_summary:

@@ -113,9 +113,15 @@ class GraphSampler:
 class Samples:
     kernel: list[float] = field(default_factory=list)
     call: list[float] = field(default_factory=list)
+    # what the run visited just before each call sample: "kernel" (a competitor's graph replay: the host sat idle for
+    # ~2 ms, its path runs cold) or "call" (another competitor's call: a warm host, as a caller in a loop)
+    call_after: list[str] = field(default_factory=list)
 
-    def median(self, timing: str) -> float | None:
+    def median(self, timing: str, after: str | None = None) -> float | None:
+        """The median of one timing's samples; for "call", `after` keeps those that followed that timing."""
         values = getattr(self, timing)
+        if after is not None:
+            values = [v for v, before in zip(self.call, self.call_after) if before == after]
         return statistics.median(values) if values else None
 
 
@@ -154,10 +160,13 @@ def run_interleaved(
 ) -> dict[str, Samples]:
     """samplers: competitor name -> {timing: sampler}. Every round visits every (competitor, timing) once in a
     fresh random order; warm-up rounds run the same way for `warmup_seconds` and are discarded. `idle` (server mode)
-    returns the idle gap in seconds before each sample (Poisson arrivals: exponential gaps)."""
+    returns the idle gap in seconds before each sample (Poisson arrivals: exponential gaps). Each call sample also
+    records which timing ran just before it (`Samples.call_after`), so one run gives per call after a graph replay
+    and after a call apart."""
     rng = rng or random.Random(0)
     pairs = [(name, timing) for name, by_timing in samplers.items() for timing in by_timing]
     results = {name: Samples() for name in samplers}
+    previous = ["start"]
 
     def one_round(record: bool) -> None:
         rng.shuffle(pairs)
@@ -167,6 +176,9 @@ def run_interleaved(
             us = samplers[name][timing]()
             if record:
                 getattr(results[name], timing).append(us)
+                if timing == "call":
+                    results[name].call_after.append(previous[0])
+            previous[0] = timing
 
     for phase_seconds, record, least in ((warmup_seconds, False, 1), (benchmark_seconds, True, min_rounds)):
         start = clock()

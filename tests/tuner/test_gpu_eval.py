@@ -16,6 +16,8 @@ def test_evaluate_one_shape_both_timings():
     mm = rec["competitors"]["torch.matmul"]
     assert mm["ok"] and mm["rel_err"] < 1e-3
     assert mm["kernel_us"] > 0 and mm["call_us"] >= mm["kernel_us"] * 0.5
+    after = mm["info"]["call_us_after"]  # per call split by what ran before: a graph replay (cold) or a call (warm)
+    assert set(after) == {"kernel", "call"} and all(us and us > 0 for us in after.values())
 
 
 def test_graph_sampler_times_torch_matmul():

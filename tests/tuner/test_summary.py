@@ -153,6 +153,29 @@ def test_published_figures_are_compared_over_the_shapes_both_have(tmp_path):
         summary.main(["--speedup_csv", str(published), "--published", str(published), "--out", str(tmp_path / "x")])
 
 
+def test_per_call_speedups_split_by_what_ran_before_the_samples(tmp_path):
+    """A run timing both records each competitor's per-call medians after a graph replay and after a call
+    (info.call_us_after); the summary gives ours' speedup for each kind apart, by bucket."""
+    ok = CheckResult(True, 1e-4, 0.0)
+
+    def rec(shape, after_ours, after_torch):
+        def comp(after):
+            return competitor_record(shape, ok, {"kernel": 1.0, "call": after["kernel"]}, {"call_us_after": after})
+        return shape_record(shape, {"ours": comp(after_ours), "torch.matmul": comp(after_torch)})
+
+    small, big = Shape(64, 64, 64), Shape(4096, 4096, 4096)
+    records = [rec(small, {"kernel": 20.0, "call": 10.0}, {"kernel": 60.0, "call": 15.0}),
+               rec(big, {"kernel": 200.0, "call": 200.0}, {"kernel": 210.0, "call": 220.0})]
+    paths = write_results(tmp_path / "run", records, {"gpu": "test"})
+    assert summary.main(["--results", str(paths["csv"]), "--out", str(tmp_path / "s"), "--no_plots"]) == 0
+    found = json.loads((tmp_path / "s" / "summary.json").read_text())["call_by_before"]
+    assert found["kernel"]["torch.matmul"]["<1e9"] == {"geomean": pytest.approx(3.0), "n": 1}
+    assert found["call"]["torch.matmul"]["<1e9"]["geomean"] == pytest.approx(1.5)
+    assert found["call"]["torch.matmul"]["all"]["geomean"] == pytest.approx(math.sqrt(1.5 * 1.1))
+    assert "samples after a graph replay (cold host path)" in (tmp_path / "s" / "summary.md").read_text()
+    assert summary.call_by_before({"shapes": [_record(small, 1.0, {"torch.matmul": 2.0})]}) == {}
+
+
 def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeypatch):
     """A deadline's SIGINT in the middle of a write (session 21 cut results.csv at 150 of 890 shapes) is raised
     once every file is in place: the JSON and the CSVs hold the same shapes, and no temporary file is left."""

@@ -55,6 +55,32 @@ def test_rounds_interleave_competitors_in_random_orders_and_discard_warmup():
     assert res["b"].median("kernel") == 2.0 and res["c"].median("call") == 12.0
 
 
+def test_each_call_sample_records_what_ran_before_it_and_medians_split_by_that():
+    """A call sample after a graph replay (cold host) and one after another call (warm) are told apart: here a call
+    after a kernel costs 100 µs more, and the split medians recover both figures from one run."""
+    order, last = [], ["start"]
+
+    def sampler(name, timing):
+        def run():
+            cold = timing == "call" and last[0] == "kernel"
+            order.append((name, timing))
+            last[0] = timing
+            return 1.0 if timing == "kernel" else (110.0 if cold else 10.0)
+        return run
+
+    samplers = {c: {"kernel": sampler(c, "kernel"), "call": sampler(c, "call")} for c in "ab"}
+    res = run_interleaved(samplers, 0.0, 0.0, rng=random.Random(3), min_rounds=60, max_rounds=60,
+                          sleep=lambda s: None)
+    for c in "ab":
+        s = res[c]
+        assert len(s.call_after) == len(s.call) == 60
+        assert set(s.call_after) == {"kernel", "call"}
+        assert s.median("call", "kernel") == 110.0 and s.median("call", "call") == 10.0
+        expected = [order[i - 1][1] for i, pair in enumerate(order) if pair == (c, "call") and i >= 4]
+        assert s.call_after == expected  # the warm-up round's 4 visits are not recorded
+    assert res["a"].median("call", "nothing") is None
+
+
 def test_each_shape_gets_its_own_interleaving_order_and_a_rerun_the_same():
     from tuner.timing import order_rng
 
