@@ -96,21 +96,23 @@ def worst(rows: list[dict], timing: str, baseline: str, n: int = 10) -> list[dic
     return sorted(chosen, key=lambda r: r["speedup"])[:n]
 
 
-def format_summary(table: dict) -> str:
+def bucket_table(title: str, per_baseline: dict, cell) -> list[str]:
+    """A markdown table, one row per baseline, one column per size bucket and 'all'; `cell` formats one bucket's
+    figures, '-' where a baseline has none."""
     names = [name for name, _, _ in BUCKETS] + [ALL]
+    lines = [title, "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for b, cells in per_baseline.items():
+        lines.append(f"| {b} | " + " | ".join(cell(cells[x]) if x in cells else "-" for x in names) + " |")
+    return lines + [""]
 
-    def section(title: str, per_baseline: dict, cell) -> list[str]:
-        lines = [title, "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-        for b, cells in per_baseline.items():
-            lines.append(f"| {b} | " + " | ".join(cell(cells[x]) if x in cells else "-" for x in names) + " |")
-        return lines + [""]
 
+def format_summary(table: dict) -> str:
     lines = []
     for t, per_baseline in table.items():
-        lines += section(f"## geomean speedup of ours, {t} timing", per_baseline,
-                         lambda c: f"{c['geomean']:.3f}x (n={c['n']})")
-        lines += section(f"## shapes where ours is below {FLOOR}x, {t} timing", per_baseline,
-                         lambda c: f"{c['below_floor']} of {c['n']}")
+        lines += bucket_table(f"## geomean speedup of ours, {t} timing", per_baseline,
+                              lambda c: f"{c['geomean']:.3f}x (n={c['n']})")
+        lines += bucket_table(f"## shapes where ours is below {FLOOR}x, {t} timing", per_baseline,
+                              lambda c: f"{c['below_floor']} of {c['n']}")
     return "\n".join(lines)
 
 
@@ -138,14 +140,9 @@ def published_comparison(rows: list[dict], path: str | Path, timing: str = "call
 
 
 def format_published(comparison: dict, source: str, timing: str) -> str:
-    names = [name for name, _, _ in BUCKETS] + [ALL]
-    lines = [f"## ours / published ({source}), {timing} timing, geomean over the shapes both have",
-             "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for b, cells in comparison.items():
-        lines.append(f"| {b} | " + " | ".join(
-            f"{cells[x]['ours']:.3f}x / {cells[x]['published']:.3f}x (n={cells[x]['n']})" if x in cells else "-"
-            for x in names) + " |")
-    return "\n".join(lines)
+    title = f"## ours / published ({source}), {timing} timing, geomean over the shapes both have"
+    return "\n".join(bucket_table(title, comparison,
+                                  lambda c: f"{c['ours']:.3f}x / {c['published']:.3f}x (n={c['n']})")).rstrip()
 
 
 MEASURED = ("date", "gpu", "driver", "cuda", "torch", "commit", "host", "host_cpu", "host_cpus", "host_probe_us",
@@ -204,15 +201,11 @@ def call_by_before(results: dict) -> dict:
 
 
 def format_call_by_before(found: dict) -> str:
-    names = [name for name, _, _ in BUCKETS] + [ALL]
     what = {"kernel": "after a graph replay (cold host path)", "call": "after another call (warm host path)"}
     lines = []
     for before, per_baseline in found.items():
-        lines += [f"## geomean speedup of ours per call, samples {what.get(before, before)}",
-                  "| baseline | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-        lines += [f"| {b} | " + " | ".join(f"{c[x]['geomean']:.3f}x (n={c[x]['n']})" if x in c else "-" for x in names)
-                  + " |" for b, c in per_baseline.items()]
-        lines.append("")
+        lines += bucket_table(f"## geomean speedup of ours per call, samples {what.get(before, before)}",
+                              per_baseline, lambda c: f"{c['geomean']:.3f}x (n={c['n']})")
     return "\n".join(lines).rstrip()
 
 

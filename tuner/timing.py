@@ -166,9 +166,10 @@ def run_interleaved(
     rng = rng or random.Random(0)
     pairs = [(name, timing) for name, by_timing in samplers.items() for timing in by_timing]
     results = {name: Samples() for name in samplers}
-    previous = ["start"]
+    previous = "start"
 
     def one_round(record: bool) -> None:
+        nonlocal previous
         rng.shuffle(pairs)
         for name, timing in pairs:
             if idle is not None:
@@ -177,8 +178,8 @@ def run_interleaved(
             if record:
                 getattr(results[name], timing).append(us)
                 if timing == "call":
-                    results[name].call_after.append(previous[0])
-            previous[0] = timing
+                    results[name].call_after.append(previous)
+            previous = timing
 
     for phase_seconds, record, least in ((warmup_seconds, False, 1), (benchmark_seconds, True, min_rounds)):
         start = clock()

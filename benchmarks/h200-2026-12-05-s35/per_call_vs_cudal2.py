@@ -1,43 +1,22 @@
 """Per call over torch.matmul, geomean by FLOP bucket, of ours in server_mode.sh's runs (OUT/offline, OUT/server),
 beside CUDA-L2's published figures for the same shapes and mode where ../shared/anchors is (not on the GPU host).
+The maths is tuner.summary's (`--published`); this prints the two lines server_mode.sh's rc.txt shows.
 
     PYTHONPATH=. python benchmarks/h200-2026-12-05-s35/per_call_vs_cudal2.py OUT [ANCHORS_DIR]
 """
-import csv
-import math
 import os
 import sys
 
-from tuner.results import read_json
+from tuner.results import read_long_csv
+from tuner.shapes import BUCKETS
+from tuner.summary import ALL, by_bucket, published_comparison, speedup_rows_from_long
 
-BUCKETS = ("<1e9", "1e9-1e11", ">1e11")
-
-
-def bucket(mnk: str) -> str:
-    m, n, k = map(int, mnk.split("_"))
-    flop = 2 * m * n * k
-    return "<1e9" if flop < 1e9 else "1e9-1e11" if flop <= 1e11 else ">1e11"
+COLUMNS = [name for name, _, _ in BUCKETS] + [ALL]
 
 
-def geomean(xs) -> float:
-    xs = list(xs)
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
-
-
-def ours_per_call(path: str) -> dict[str, float]:
-    out = {}
-    for shape in read_json(path)["shapes"]:
-        c = shape["competitors"]
-        o, t = c.get("ours") or {}, c.get("torch.matmul") or {}
-        if o.get("ok") and t.get("ok") and o.get("call_us") and t.get("call_us"):
-            out[shape["mnk"]] = t["call_us"] / o["call_us"]
-    return out
-
-
-def line(name: str, table: dict[str, float]) -> str:
-    parts = [geomean(v for k, v in table.items() if bucket(k) == b) for b in BUCKETS]
-    return (f"    {name:26s} " + " / ".join(f"{p:.3f}" for p in parts) + f" / {geomean(table.values()):.3f}"
-            f" ({len(table)} shapes)")
+def line(name: str, cells: dict, key: str) -> str:
+    return (f"    {name:26s} " + " / ".join(f"{cells[b][key]:.3f}" if b in cells else "nan" for b in COLUMNS)
+            + f" ({cells[ALL]['n']} shapes)")
 
 
 def main(out: str, anchors: str = "../shared/anchors") -> None:
@@ -47,13 +26,12 @@ def main(out: str, anchors: str = "../shared/anchors") -> None:
         if path is None:
             print(f"  {mode}: no results")
             continue
-        ours = ours_per_call(path)
-        print(f"  {mode}: per call over torch.matmul, geomean {' / '.join(BUCKETS)} / all")
-        print(line("ours (H200)", ours))
+        rows = speedup_rows_from_long(read_long_csv(path))
+        print(f"  {mode}: per call over torch.matmul, geomean {' / '.join(COLUMNS[:-1])} / all")
+        print(line("ours (H200)", by_bucket(rows)["call"]["torch.matmul"], "geomean"))
         published = f"{anchors}/cudal2_published_h100_{mode}.csv"
         if os.path.exists(published):
-            theirs = {r["mnk"]: float(r["torch.matmul"]) for r in csv.DictReader(open(published))}
-            print(line("CUDA-L2 published (H100)", {k: v for k, v in theirs.items() if k in ours}))
+            print(line("CUDA-L2 published (H100)", published_comparison(rows, published)["torch.matmul"], "published"))
         else:
             print(f"    (CUDA-L2's published figures: {published} is not here)")
 
