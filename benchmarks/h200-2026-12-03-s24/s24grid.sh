@@ -4,11 +4,16 @@
 # the same sample as session 23's), one after the other as RUNS lists them (layout:acc ...), each resumable from
 # /tmp/s24_<TAG>_<layout> by a later call on the same warm machine; the time left (END) is split evenly over the runs
 # still to go. BASE_COL / BASE_ROW: the baselines beside torch.matmul (default the layout's cuBLAS form);
-# EVAL_TEST=1 runs the eval GPU suite first (tests/tuner/test_gpu_eval.py: host_probe, per-record host).
+# EVAL_TEST=1 runs the eval GPU suite first (tests/tuner/test_gpu_eval.py: host_probe, per-record host); SUITES=1 (since
+# session 37) the kernel suite over the tables' variants and every dispatch suite, eval's included
+# (scripts/h200_gpu_suites.sh, ~100 s), instead.
 set -u
 source scripts/device_prologue.sh
 python3 -m kernels.build --tables committed --dry-run 2>&1 | tail -1 >> $OUT/rc.txt
-if [ -n "${EVAL_TEST:-}" ]; then
+if [ -n "${SUITES:-}" ]; then
+  OUT=$OUT SET=tables KERNEL_S=70 DISPATCH_S=100 bash scripts/h200_gpu_suites.sh >> $OUT/rc.txt
+  echo "suites done at $(el)s" >> $OUT/rc.txt
+elif [ -n "${EVAL_TEST:-}" ]; then
   timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/tuner/test_gpu_eval.py > $OUT/gpu_eval.txt 2>&1
   echo "eval suite rc=$?: $(tail -1 $OUT/gpu_eval.txt) at $(el)s" >> $OUT/rc.txt
 fi
