@@ -121,7 +121,9 @@ class Samples:
         """The median of one timing's samples; for "call", `after` keeps those that followed that timing."""
         values = getattr(self, timing)
         if after is not None:
-            values = [v for v, before in zip(self.call, self.call_after) if before == after]
+            if timing != "call":
+                raise ValueError(f"only call samples record what ran before them, not {timing!r} ones")
+            values = [v for v, before in zip(values, self.call_after) if before == after]
         return statistics.median(values) if values else None
 
 

@@ -16,7 +16,7 @@ import torch
 import kernels
 from kernels.cublas import CUDA_R_16F, CublasArm, CublasError, lt_algorithms
 from kernels.dispatch import Dispatcher, canary_tolerance
-from tuner.correctness import tolerance
+from tuner.correctness import tolerance as bound
 
 pytestmark = pytest.mark.gpu
 
@@ -27,10 +27,6 @@ ARMS = [  # (kind, algo_index, layouts it takes)
     ("gemmex", 0, ("row", "col")), ("gemmex_tn", 0, ("col",)), ("gemmex_nn", 0, ("row",)),
     ("lt_heuristic", 0, ("row", "col")), ("lt_algo", 0, ("row", "col")), ("lt_implicit", 0, ("row", "col"))]
 ARM_CASES = [(kind, index, layout) for kind, index, layouts in ARMS for layout in layouts]
-
-
-def bound(acc: str, k: int) -> float:
-    return tolerance(acc, k)
 
 
 def operands(m, n, k, b_layout, seed=0, zero_one=False):
