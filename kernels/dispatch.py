@@ -163,7 +163,7 @@ def _not_built_errors() -> tuple[type, ...]:
 class Dispatcher:
     """See the module docstring. Thread-safe: decisions are cached in a dict swapped under a lock."""
 
-    def __init__(self, *, tables: dict | None = None, backend: str = "gpu", arch: str = "", device=None,
+    def __init__(self, *, tables: dict | None = None, backend: str = "gpu", arch: str = "", device=None, gpu: str = "",
                  load_kernel: Callable[[Any], Launcher] | None = None,
                  supports: Callable[[Any, int, int, int], bool] | None = None,
                  arm_factory: Callable[[str, dict], Any] | None = None,
@@ -179,6 +179,7 @@ class Dispatcher:
         if backend not in ("gpu", "cpu"):
             raise ValueError(f"backend must be 'gpu' or 'cpu', got {backend!r}")
         self.backend, self.arch, self.device = backend, arch, device
+        self.gpu = gpu  # the card's name: its own overlay of the tables, if it has one (kernels.tuned_tables)
         self.tables = dict(tables or {})  # acc -> TunedTable
         # whether any entry names another choice for captured calls: only then does a call ask whether it is captured
         self._graph_choices = any(entry.graph is not None for table in self.tables.values()
@@ -233,10 +234,10 @@ class Dispatcher:
         if device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
         major, minor = torch.cuda.get_device_capability(device)
-        arch = f"sm{major}{minor}"
-        kwargs.setdefault("tables", load_default_tables(arch))
+        arch, gpu = f"sm{major}{minor}", torch.cuda.get_device_name(device)
+        kwargs.setdefault("tables", load_default_tables(arch, gpu=gpu))
         kwargs.setdefault("nearest", nearest_from_env())
-        return cls(backend="gpu", arch=arch, device=device, **kwargs)
+        return cls(backend="gpu", arch=arch, device=device, gpu=gpu, **kwargs)
 
     # ---- configuration --------------------------------------------------------------------------------------------
     @property

@@ -494,8 +494,8 @@ def _committed_table_variants() -> list[KernelConfig]:
     from kernels import tuned_tables
 
     directory = Path(tuned_tables.TABLES_DIR)
-    files = sorted(directory.glob("*.json"))
-    version = (str(directory), *((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    files = sorted(directory.rglob("*.json"))  # the GPU overlays' too
+    version = (str(directory), *((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
     return list(_table_variants_of(version))
 
 

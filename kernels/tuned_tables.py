@@ -7,6 +7,7 @@ back to cuBLAS (`no_tuned_kernel`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from dataclasses import dataclass, field
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 TABLES_DIR = Path(__file__).resolve().parent / "tables"
+# Overlays for one card (`<tables>/gpus/<gpu_slug(name)>/<arch>_<acc>.json`): the entries another GPU of the same arch
+# corrects, from its own grid benchmark of the tables (tuner/gpu_overlays.py). Laid over the tables on that card only.
+GPU_OVERLAYS = "gpus"
 ARM_KERNELS = ("cublas", "cublaslt")  # table entries that choose a cuBLAS arm instead of a built variant
 ARM_OPTIONS = {"cublas": {"kind"}, "cublaslt": {"kind", "algo_index"}}
 ARM_KINDS = {"cublas": ("gemmex", "gemmex_tn", "gemmex_nn"), "cublaslt": ("lt_heuristic", "lt_algo", "lt_implicit")}
@@ -316,20 +320,44 @@ def extra_table_dirs() -> list[Path]:
     return [Path(d.strip()) for d in os.environ.get("HGEMM_EXTRA_TABLES", "").split(os.pathsep) if d.strip()]
 
 
+def gpu_slug(name: str) -> str:
+    """A GPU's name as a directory name: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    slug = "-".join("".join(ch if ch.isalnum() else " " for ch in name.lower()).split())
+    if not slug:
+        raise ValueError(f"no GPU name to make an overlay directory of: {name!r}")
+    return slug
+
+
+def gpu_overlay_dir(gpu: str, directory: Path | str | None = None) -> Path:
+    return Path(directory or TABLES_DIR) / GPU_OVERLAYS / gpu_slug(gpu)
+
+
 def table_variants(directory: Path | str | None = None, arch: str = "sm90") -> list:
-    """Every built variant the tables of `directory` (default: the committed ones) run, each once: what serving them
-    needs compiled (`kernels.build --tables DIR`, variant set "tables")."""
+    """Every built variant the tables of `directory` (default: the committed ones) and its GPU overlays run, each
+    once: what serving them needs compiled (`kernels.build --tables DIR`, variant set "tables")."""
     out: list = []
-    for table in load_tables(arch, directory).values():
-        out += [c for c in table.variants() if c not in out]
+    overlays = sorted(p for p in (Path(directory or TABLES_DIR) / GPU_OVERLAYS).glob("*") if p.is_dir())
+    for where in (directory, *overlays):
+        for table in load_tables(arch, where).values():
+            out += [c for c in table.variants() if c not in out]
     return out
 
 
-def load_default_tables(arch: str, **kwargs) -> dict[str, TunedTable]:
-    """The committed tables of `arch`, overlaid with the tables in each directory of $HGEMM_EXTRA_TABLES
-    (os.pathsep-separated, later ones win): tables tuned for the shapes a deployment serves (`python -m tuner.tune
-    --grid <shapes> --tables-dir DIR`; docs/dispatch.md, "Tuning the shapes you serve")."""
+def load_default_tables(arch: str, gpu: str = "", **kwargs) -> dict[str, TunedTable]:
+    """The committed tables of `arch`; on a `gpu` (its name, torch.cuda.get_device_name) that has an overlay of its
+    own, with that overlay's entries laid over them; then overlaid with the tables in each directory of
+    $HGEMM_EXTRA_TABLES (os.pathsep-separated, later ones win): tables tuned for the shapes a deployment serves
+    (`python -m tuner.tune --grid <shapes> --tables-dir DIR`; docs/dispatch.md, "Tuning the shapes you serve")."""
     tables = load_tables(arch, **kwargs)
+    own = load_tables(arch, gpu_overlay_dir(gpu), **kwargs) if gpu else {}
+    tables = overlay(tables, own)
+    # tables measured on another card still run, but their choices there are unchecked: say so once, at load
+    foreign = sorted(acc for acc, table in tables.items() if gpu and acc not in own and table.meta.get("gpu") != gpu)
+    if foreign:
+        logging.getLogger(__name__).warning(
+            "tuned tables %s were measured on %s, this is %s, which has no overlay of its own for them "
+            "(tuner/gpu_overlays.py): their choices are unchecked here", ", ".join(foreign),
+            "/".join(sorted({tables[acc].meta.get("gpu", "?") for acc in foreign})), gpu)
     for directory in extra_table_dirs():
         if not directory.is_dir():
             raise TableError(f"HGEMM_EXTRA_TABLES: {str(directory)!r} is not a directory")

@@ -7,7 +7,7 @@ The maths is tuner.summary's (`--published`); this prints the two lines server_m
 import os
 import sys
 
-from tuner.results import read_long_csv
+from tuner.results import read_json, read_long_csv
 from tuner.shapes import BUCKETS
 from tuner.summary import ALL, by_bucket, published_comparison, speedup_rows_from_long
 
@@ -28,7 +28,8 @@ def main(out: str, anchors: str = "../shared/anchors") -> None:
             continue
         rows = speedup_rows_from_long(read_long_csv(path))
         print(f"  {mode}: per call over torch.matmul, geomean {' / '.join(COLUMNS[:-1])} / all")
-        print(line("ours (H200)", by_bucket(rows)["call"]["torch.matmul"], "geomean"))
+        gpu = read_json(path)["meta"].get("gpu", "?").removeprefix("NVIDIA ")   # the card it ran on (session 38: H100)
+        print(line(f"ours ({gpu})", by_bucket(rows)["call"]["torch.matmul"], "geomean"))
         published = f"{anchors}/cudal2_published_h100_{mode}.csv"
         if os.path.exists(published):
             print(line("CUDA-L2 published (H100)", published_comparison(rows, published)["torch.matmul"], "published"))

@@ -1,0 +1,160 @@
+"""Per-GPU overlays (tuner/gpu_overlays.py): rebuilt from their runs byte for byte, laid over the tables on their own
+card only, never over an entry retuned since the run that made them."""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+
+import pytest
+
+from kernels import tuned_tables
+from kernels.tuned_tables import gpu_overlay_dir, gpu_slug, load_default_tables, load_tables, table_variants
+from tuner import gpu_overlays
+from tuner.results import read_json
+
+H100 = "NVIDIA H100 80GB HBM3"
+RUNS = gpu_overlays.OVERLAYS[H100]["f32"]
+
+
+def committed_f32() -> dict:
+    return read_json(tuned_tables.TABLES_DIR / "sm90_f32.json")
+
+
+def key(entry: dict) -> tuple:
+    return entry["m"], entry["n"], entry["k"], entry["b_layout"]
+
+
+def test_committed_overlays_rebuild_byte_for_byte():
+    # an overlay edited by hand, a run's record moved or a table change that moves an overlay fails here
+    assert gpu_overlays.main(["--check"]) == 0
+
+
+def test_gpu_slug():
+    assert gpu_slug(H100) == "nvidia-h100-80gb-hbm3"
+    assert gpu_slug("NVIDIA H100 PCIe") == "nvidia-h100-pcie"
+    assert gpu_slug("  NVIDIA   A100-SXM4-80GB ") == "nvidia-a100-sxm4-80gb"
+    with pytest.raises(ValueError):
+        gpu_slug(" / ")
+
+
+def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_table_choice():
+    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
+    base = {key(e): e for e in committed_f32()["entries"]}
+    assert data["entries"], "the H100 grids changed entries"
+    results = {}
+    for path, _ in RUNS:
+        run = read_json(gpu_overlays.REPO / path)
+        results[run["meta"]["b_layout"]] = {s["mnk"]: s["competitors"] for s in run["shapes"]}
+    for entry in data["entries"]:
+        old = base[key(entry)]
+        assert entry != old
+        # the changed role's arm ran in <= 97% of the old choice's time on the H100, by that run's own figures
+        measured = results[entry["b_layout"]][f"{entry['m']}_{entry['n']}_{entry['k']}"]
+        graph = gpu_overlays.confirm.choice(entry, "graph")
+        if graph != gpu_overlays.confirm.choice(old, "graph"):
+            assert entry.get("graph", entry)["us"] <= gpu_overlays.confirm.MARGIN * measured["ours"]["kernel_us"] * 1.0001
+    counts = {(r["b_layout"]): r["graph"] + r["eager"] for r in data["meta"]["confirmed"]}
+    assert sum(counts.values()) >= len(data["entries"])
+    assert data["meta"]["gpu"] == H100 and data["meta"]["overlay_of"]["gpu"] == committed_f32()["meta"]["gpu"]
+
+
+def test_an_entry_retuned_since_the_run_is_left_alone():
+    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
+    retuned = data["entries"][0]
+    base = committed_f32()
+    for entry in base["entries"]:
+        if key(entry) == key(retuned):   # both roles retuned to cuBLASLt's first rank
+            entry.pop("graph", None)
+            entry.update(kernel="cublaslt", config={"kind": "lt_algo", "algo_index": 0},
+                         runtime={"raster": 0, "swizzle": 0, "splits": 0}, us=1.0)
+    again = gpu_overlays.build(H100, "f32", RUNS, base)
+    assert key(retuned) not in {key(e) for e in again["entries"]}
+    assert len(again["entries"]) == len(data["entries"]) - 1
+    assert sum(r["changed_since_benchmark"] for r in again["meta"]["confirmed"]) == 1
+
+
+def test_runs_of_another_card_are_refused():
+    with pytest.raises(ValueError, match="not of 'NVIDIA H200'"):
+        gpu_overlays.build("NVIDIA H200", "f32", RUNS, committed_f32())
+
+
+def _tables_dir(tmp_path, overlay_entries: list[dict]):
+    """A tables directory: the committed f32 table and an H100 overlay of `overlay_entries`."""
+    base = committed_f32()
+    (tmp_path / "sm90_f32.json").write_text(json.dumps(base))
+    meta = dict(base["meta"], gpu=H100)
+    path = gpu_overlay_dir(H100, tmp_path) / "sm90_f32.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"meta": meta, "entries": overlay_entries}))
+    return base
+
+
+def test_the_overlay_is_laid_over_the_tables_on_its_card_only(tmp_path, monkeypatch, caplog):
+    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
+    base = _tables_dir(tmp_path, data["entries"])
+    monkeypatch.setattr("kernels.tuned_tables.TABLES_DIR", tmp_path)
+    monkeypatch.delenv("HGEMM_EXTRA_TABLES", raising=False)
+    changed = data["entries"][0]
+    shape = key(changed)
+    on_h100 = load_default_tables("sm90", gpu=H100)["f32"]
+    on_h200 = load_default_tables("sm90", gpu=base["meta"]["gpu"])["f32"]
+    assert len(on_h100) == len(on_h200) == len(base["entries"])
+    assert on_h100.lookup(*shape).graph != on_h200.lookup(*shape).graph
+    assert on_h100.lookup(*shape).graph.kernel == changed["graph"]["kernel"]
+    assert on_h100.meta["overlays"] == [str(gpu_overlay_dir(H100, tmp_path) / "sm90_f32.json")]
+    # a third card has no overlay: the tables load as they are, with a warning that they were measured elsewhere
+    with caplog.at_level(logging.WARNING, logger="kernels.tuned_tables"):
+        on_other = load_default_tables("sm90", gpu="NVIDIA H100 PCIe")["f32"]
+    assert on_other.lookup(*shape).graph == on_h200.lookup(*shape).graph
+    assert "NVIDIA H100 PCIe" in caplog.text and "no overlay" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kernels.tuned_tables"):
+        load_default_tables("sm90", gpu=H100)
+        load_default_tables("sm90", gpu=base["meta"]["gpu"])
+    assert "no overlay" not in caplog.text
+
+
+def test_a_deployments_extra_tables_still_win_over_the_cards_overlay(tmp_path, monkeypatch):
+    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    base = _tables_dir(committed, data["entries"])
+    changed = data["entries"][0]
+    mine = dict(copy.deepcopy(changed), kernel="cublas", config={"kind": "gemmex_tn"},
+                runtime={"raster": 0, "swizzle": 0, "splits": 0})
+    mine.pop("graph", None)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "sm90_f32.json").write_text(json.dumps({"meta": base["meta"], "entries": [mine]}))
+    monkeypatch.setattr("kernels.tuned_tables.TABLES_DIR", committed)
+    monkeypatch.setenv("HGEMM_EXTRA_TABLES", str(extra))
+    entry = load_default_tables("sm90", gpu=H100)["f32"].lookup(*key(changed))
+    assert entry.kernel == "cublas" and entry.graph is None
+
+
+def test_the_variants_an_overlay_names_are_built_with_the_tables(tmp_path):
+    base = committed_f32()
+    variant = next(e for e in base["entries"] if e["kernel"] not in tuned_tables.ARM_KERNELS)
+    (tmp_path / "sm90_f32.json").write_text(json.dumps(dict(base, entries=[])))
+    path = gpu_overlay_dir(H100, tmp_path) / "sm90_f32.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"meta": dict(base["meta"], gpu=H100), "entries": [variant]}))
+    assert load_tables("sm90", tmp_path)["f32"].variants() == []
+    names = [c.name for c in table_variants(tmp_path)]
+    assert variant["kernel"] in names
+    assert names == [c.name for c in load_tables("sm90", path.parent)["f32"].variants()]
+
+
+def test_merged_is_what_the_dispatcher_runs_on_that_card(tmp_path, monkeypatch):
+    monkeypatch.delenv("HGEMM_EXTRA_TABLES", raising=False)
+    assert gpu_overlays.main(["--merged", str(tmp_path / "h100"), "--gpu", H100]) == 0
+    assert gpu_overlays.main(["--merged", str(tmp_path / "h200"), "--gpu", "NVIDIA H200"]) == 0
+    # no overlay: the committed table, byte for byte
+    assert (tmp_path / "h200" / "sm90_f32.json").read_text() == (tuned_tables.TABLES_DIR / "sm90_f32.json").read_text()
+    merged = load_tables("sm90", tmp_path / "h100")["f32"]
+    served = load_default_tables("sm90", gpu=H100)["f32"]
+    assert merged.entries == served.entries
+    overlay = read_json(gpu_overlays.overlay_path(H100, "f32"))["entries"]
+    assert overlay and all(merged.lookup(*key(e)).graph == served.lookup(*key(e)).graph for e in overlay)
+    assert merged.entries != load_tables("sm90")["f32"].entries

@@ -1,0 +1,140 @@
+"""Per-GPU overlays of the committed tables: the corrections another card's own grid benchmark makes to them.
+
+The committed tables (kernels/tables/sm90_*.json) are tuned on the H200. Another sm90 card runs the same kernels at
+other relative speeds (the H100: the same 132 SMs, 3.35 against 4.8 TB/s) and, more, ranks cuBLASLt's heuristic list
+its own way, so a `cublaslt` entry's algo_index need not name the same algorithm there (session 38: 73 of the 87 graph
+choices the H100 corrects were cuBLASLt ranks). A grid benchmark of the committed tables on that card corrects them as
+tuner.confirm does on the H200: an arm the run timed at <= 97% of the table choice's time takes the entry's role
+(kernel-only time: its graph choice; per call: its eager choice). What changes is that card's overlay,
+kernels/tables/gpus/<slug>/sm90_<acc>.json, holding only the changed entries; the dispatcher lays it over the
+committed tables on that card alone (kernels.tuned_tables.load_default_tables). Entries whose choice changed since
+the run are left alone (tuner.confirm: changed_since_benchmark), so an overlay never undoes a later retuning, and a
+CPU test fails when a table change would change an overlay (tests/tuner/test_gpu_overlays.py).
+
+    python -m tuner.gpu_overlays              # rewrite every overlay from the runs in OVERLAYS
+    python -m tuner.gpu_overlays --check      # exit 1 where a written overlay differs from what the runs give
+    python -m tuner.gpu_overlays --merged DIR --gpu "NVIDIA H100 80GB HBM3"   # the tables that card runs, whole
+                                              # (DIR/sm90_<acc>.json: an A/B's candidate, a grid's measured table)
+
+A later grid on the card measures the tables with its overlay on: list it after the runs before it (each run confirms
+the table as the runs before it corrected it), with the merged table it measured.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kernels import tuned_tables
+from tuner import confirm
+from tuner.results import read_json
+
+REPO = Path(__file__).resolve().parents[1]
+
+# card name (torch.cuda.get_device_name) -> accumulator -> its grid runs of the committed tables, one per B layout:
+# (results, the table the run measured). Session 38: the f32 grids on an H100 SXM, both layouts, tables of 4e11453
+# (row 913 of 1000 shapes before its deadline, col all 1000). No f16 grid has run on an H100: f16 keeps the H200's.
+S38 = "benchmarks/h100-2026-12-05-s38"
+OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
+    "NVIDIA H100 80GB HBM3": {
+        "f32": ((f"{S38}/call1/grid_row/fp32/results.json.gz", f"{S38}/call1/grid_row/tables/sm90_f32.json.gz"),
+                (f"{S38}/call4/grid_col/fp32/results.json.gz", f"{S38}/call4/grid_col/tables/sm90_f32.json.gz")),
+    },
+}
+# what the overlay's meta takes from its runs' meta (the card and software it was measured with)
+RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
+
+
+def _key(entry: dict) -> tuple:
+    return entry["m"], entry["n"], entry["k"], entry["b_layout"]
+
+
+def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, margin: float = confirm.MARGIN,
+          repo: Path = REPO) -> dict:
+    """The overlay table (meta and the changed entries) of `base` (a table's JSON object) on `gpu` from its runs."""
+    entries, rounds, run_meta = base["entries"], [], {}
+    for results, measured in runs:
+        run = confirm.Run.load(acc, repo / results, repo / measured)
+        meta = read_json(repo / results)["meta"]
+        if meta.get("gpu") != gpu or meta.get("acc", acc) != acc:
+            raise ValueError(f"{results}: a run of {meta.get('gpu')!r} ({meta.get('acc')}), not of {gpu!r} ({acc})")
+        run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
+        entries, counts = confirm.confirm(entries, acc, [run], margin)
+        rounds.append({"results": results, "b_layout": run.b_layout, "date": meta.get("date", ""),
+                       "commit": meta.get("commit", ""), **counts})
+    before = {_key(e): e for e in base["entries"]}
+    changed = [e for e in entries if before.get(_key(e)) != e]
+    meta = {"arch": base["meta"]["arch"], "acc": acc, **run_meta, "gpu": gpu,
+            "date": rounds[0]["date"], "commit": rounds[0]["commit"],
+            "overlay_of": {"gpu": base["meta"]["gpu"], "commit": base["meta"]["commit"]},
+            "margin": margin, "confirmed": rounds}
+    for key in tuned_tables.META_STRINGS:
+        meta.setdefault(key, "")
+    return {"meta": meta, "entries": changed}
+
+
+def overlay_path(gpu: str, acc: str, tables: Path = tuned_tables.TABLES_DIR) -> Path:
+    return tuned_tables.gpu_overlay_dir(gpu, tables) / f"sm90_{acc}.json"
+
+
+def render(data: dict) -> str:
+    tuned_tables.dump_table(data["meta"], data["entries"])   # validates, as every table the dispatcher loads
+    return json.dumps(data, indent=1) + "\n"
+
+
+def merged(gpu: str, acc: str, tables: Path = tuned_tables.TABLES_DIR) -> dict | None:
+    """The table of `acc` a dispatcher on `gpu` runs (its overlay's entries in place of the committed ones), as JSON;
+    None when there is no committed table of `acc`."""
+    if not (tables / f"sm90_{acc}.json").is_file():
+        return None
+    base = read_json(tables / f"sm90_{acc}.json")
+    path = overlay_path(gpu, acc, tables)
+    if not path.is_file():
+        return base
+    over = {_key(e): e for e in read_json(path)["entries"]}
+    entries = [over.pop(_key(e), e) for e in base["entries"]] + list(over.values())
+    return {"meta": {**base["meta"], "overlays": [str(path.relative_to(tables))]}, "entries": entries}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tables", type=Path, default=tuned_tables.TABLES_DIR,
+                   help="the tables the overlays lie over, and where they are written (default: the committed ones)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if an overlay differs")
+    p.add_argument("--merged", type=Path, metavar="DIR", help="write the tables --gpu runs, whole, into DIR instead")
+    p.add_argument("--gpu", help="with --merged: the card (torch.cuda.get_device_name)")
+    args = p.parse_args(argv)
+    if args.merged is not None:
+        if not args.gpu:
+            p.error("--merged needs --gpu")
+        args.merged.mkdir(parents=True, exist_ok=True)
+        for acc in tuned_tables.ACCS:
+            if (data := merged(args.gpu, acc, args.tables)) is not None:
+                (args.merged / f"sm90_{acc}.json").write_text(render(data))
+                print(json.dumps({"table": str(args.merged / f"sm90_{acc}.json"), "entries": len(data["entries"]),
+                                  "overlays": data["meta"].get("overlays", [])}))
+        return 0
+    stale = []
+    for gpu, by_acc in OVERLAYS.items():
+        for acc, runs in by_acc.items():
+            base = read_json(args.tables / f"sm90_{acc}.json")
+            data = build(gpu, acc, runs, base)
+            text, path = render(data), overlay_path(gpu, acc, args.tables)
+            summary = {"overlay": str(path), "entries": len(data["entries"]),
+                       "rounds": [{k: r[k] for k in ("b_layout", "graph", "eager", "changed_since_benchmark")}
+                                  for r in data["meta"]["confirmed"]]}
+            if args.check:
+                if not path.is_file() or path.read_text() != text:
+                    stale.append(str(path))
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(json.dumps(summary))
+    if stale:
+        print(f"stale overlays (rebuild: python -m tuner.gpu_overlays): {', '.join(stale)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
