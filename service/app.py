@@ -171,7 +171,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     @app.get("/v1/kernels")
     async def kernels_info():
         """The backend, the device, and what the kernel library covers (tuned shapes, fallback policy)."""
-        return {**state.backend.info(), "ready": state.ready, "tables": _tuned_tables(),
+        return {**state.backend.info(), "ready": state.ready, "tables": _tuned_tables(getattr(getattr(state.backend, "dispatcher", None), "gpu", "")),
                 "fallback_policy": "tuned table (+ HGEMM_EXTRA_TABLES) -> predictor -> pad (N or K unaligned) -> "
                                    "nearest tuned shape (HGEMM_NEAREST, off by default) -> cuBLAS, fp32 accumulation "
                                    "for f16 (GPU); the CPU backend always reports kernel cpu_matmul, fallback "
@@ -291,28 +291,34 @@ def _install_error_handlers(app: FastAPI, state: ServiceState) -> None:
         return await request_validation_exception_handler(request, error)
 
 
-def _tuned_tables() -> list[dict]:
-    """Summaries of kernels/tables/*.json (Contract 3) and of the tables in each HGEMM_EXTRA_TABLES directory (they
-    overlay the committed ones; `extra: true`), read as data from disk: no GPU or build needed."""
+def _tuned_tables(gpu: str = "") -> list[dict]:
+    """Summaries of kernels/tables/*.json (Contract 3), of the GPU overlays under kernels/tables/gpus/ (`gpu_overlay`:
+    its directory; `applies`: whether it is the overlay of this service's GPU, `gpu`) and of the tables in each
+    HGEMM_EXTRA_TABLES directory (they overlay the committed ones; `extra: true`), read as data from disk: no GPU or
+    build needed."""
     spec = importlib_util.find_spec("kernels")
     if spec is None or not spec.submodule_search_locations:
         return []
-    from kernels.tuned_tables import extra_table_dirs
+    from kernels.tuned_tables import GPU_OVERLAYS, extra_table_dirs, gpu_slug
 
-    directories = [(Path(location, "tables"), False) for location in spec.submodule_search_locations]
-    directories += [(directory, True) for directory in extra_table_dirs()]
+    own = gpu_slug(gpu) if gpu.strip(" /-") else ""
+    directories = []
+    for location in spec.submodule_search_locations:
+        directories.append((Path(location, "tables"), {}))
+        directories += [(overlay, {"gpu_overlay": overlay.name, "applies": overlay.name == own})
+                        for overlay in sorted(Path(location, "tables", GPU_OVERLAYS).glob("*")) if overlay.is_dir()]
+    directories += [(directory, {"directory": str(directory), "extra": True}) for directory in extra_table_dirs()]
     summaries = []
-    for directory, extra in directories:
+    for directory, about in directories:
         for path in sorted(directory.glob("*.json")):
             try:
                 table = json.loads(path.read_text())
                 entries = table.get("entries", [])
-                summaries.append({"file": path.name, **({"directory": str(directory), "extra": True} if extra else {}),
-                                  "meta": table.get("meta", {}), "entries": len(entries),
+                summaries.append({"file": path.name, **about, "meta": table.get("meta", {}), "entries": len(entries),
                                   "shapes": [{key: entry.get(key) for key in ("m", "n", "k", "b_layout", "kernel")}
                                              for entry in entries[:256]]})
             except (OSError, ValueError, AttributeError) as error:
-                summaries.append({"file": path.name, "error": str(error)})
+                summaries.append({"file": path.name, **about, "error": str(error)})
     return summaries
 
 

@@ -174,5 +174,19 @@ def test_kernels_lists_the_extra_tables_too(tmp_path, monkeypatch):
             extra = [t for t in tables if t.get("extra")]
             assert [(t["file"], t["directory"], t["entries"]) for t in extra] == [("sm90_f16.json", str(tmp_path), 1)]
             assert extra[0]["shapes"] == [{"m": 40, "n": 136, "k": 72, "b_layout": "col", "kernel": "cublas"}]
-            assert {t["file"] for t in tables if not t.get("extra")} == {"sm90_f32.json", "sm90_f16.json"}
+            committed = [t for t in tables if not t.get("extra") and "gpu_overlay" not in t]
+            assert {t["file"] for t in committed} == {"sm90_f32.json", "sm90_f16.json"}
+            # the H100's overlay is listed, and does not apply on this (CPU) backend
+            overlays = [t for t in tables if "gpu_overlay" in t]
+            assert ("sm90_f32.json", "nvidia-h100-80gb-hbm3", False) in {
+                (t["file"], t["gpu_overlay"], t["applies"]) for t in overlays}
+            assert all(t["meta"]["gpu"] != "NVIDIA H200" and t["entries"] > 0 for t in overlays)
     run(scenario())
+
+
+def test_kernels_says_which_gpu_overlay_applies():
+    from service.app import _tuned_tables
+    applies = {(t["gpu_overlay"], t["file"]): t["applies"] for t in _tuned_tables("NVIDIA H100 80GB HBM3")
+               if "gpu_overlay" in t}
+    assert applies[("nvidia-h100-80gb-hbm3", "sm90_f32.json")] is True
+    assert not any(t.get("applies") for t in _tuned_tables("NVIDIA H200") + _tuned_tables(""))
