@@ -20,7 +20,9 @@ cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quara
 A tuned cuBLASLt entry ({"kind": "lt_algo", "algo_index": i}) runs algorithm i of the shape's heuristic list as the
 tuner timed it: the top-32 list for LT_ALIGN_BYTES-aligned operands. Its index is checked against that list when the
 shape is decided (out of range: quarantined for that shape, `kernel_error`), and a call whose pointers are not that
-aligned runs on cuBLAS (`unaligned`): for it the same index would name another algorithm, or none.
+aligned runs on cuBLAS (`unaligned`): for it the same index would name another algorithm, or none. An entry that also
+carries the algorithm's identity ("algo") runs that algorithm wherever this process's list has it (another GPU or
+cuBLAS may rank it elsewhere), and falls back like an out-of-range index where the list lacks it.
 
 Everything device-specific comes in through the constructor (kernel loader, shape rule, arm factory, tables), so the
 logic runs on the CPU with small launchers that compute with torch. docs/dispatch.md has the details.
@@ -142,6 +144,21 @@ def _default_lt_algo_count(device_index: int | None) -> Callable[[int, int, int,
     return count
 
 
+def _default_lt_identities(device_index: int | None) -> Callable[[int, int, int, str, str], list[dict]]:
+    """The identities (kernels.tuned_tables.LT_IDENTITY) of that list's algorithms, in its order."""
+    def identities(m: int, n: int, k: int, b_layout: str, acc: str) -> list[dict]:
+        from kernels.cublas import DEFAULT_TOP_N, lt_algorithms
+
+        return [a.identity() for a in lt_algorithms(m, n, k, b_layout, acc, DEFAULT_TOP_N, device=device_index,
+                                                    align_bytes=LT_ALIGN_BYTES)]
+    return identities
+
+
+def _arm_options(config: dict | None) -> dict:
+    """What an arm is made from: an lt_algo entry's identity only chooses the index (Dispatcher._lt_resolve)."""
+    return {key: value for key, value in (config or {}).items() if key != "algo"}
+
+
 def _default_loader(cfg):
     from kernels import runtime
 
@@ -168,6 +185,7 @@ class Dispatcher:
                  supports: Callable[[Any, int, int, int], bool] | None = None,
                  arm_factory: Callable[[str, dict], Any] | None = None,
                  lt_algo_count: Callable[[int, int, int, str, str], int] | None = None,
+                 lt_identities: Callable[[int, int, int, str, str], list[dict]] | None = None,
                  lt_align_bytes: int = LT_ALIGN_BYTES,
                  not_built_errors: tuple[type, ...] | None = None,
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
@@ -201,6 +219,11 @@ class Dispatcher:
         if lt_algo_count is None and arm_factory is None and backend == "gpu":
             lt_algo_count = _default_lt_algo_count(getattr(device, "index", None))
         self._lt_algo_count = lt_algo_count
+        # lt_identities(m, n, k, b_layout, acc): the identities in that list, in order, to find an entry's tuned
+        # algorithm by ("algo"); without it such an entry is checked by its index alone
+        if lt_identities is None and arm_factory is None and backend == "gpu":
+            lt_identities = _default_lt_identities(getattr(device, "index", None))
+        self._lt_identities = lt_identities
         self.lt_align_bytes = lt_align_bytes
         self._not_built = not_built_errors
         self._rng = (rng or random.Random()).random
@@ -376,11 +399,16 @@ class Dispatcher:
             if padded_lookup:  # cuBLAS handles any shape: padding for it only costs copies
                 return None, None
             index = _lt_algo_index(config) if name == "cublaslt" else None
-            if index is not None:
+            if index is not None and (config or {}).get("algo") and self._lt_identities is not None:
+                found, why = self._lt_resolve(config["algo"], index, shape, b_layout, run_acc)
+                if why is not None:
+                    return None, why
+                config = dict(config, algo_index=found)   # the same algorithm, where this list ranks it
+            elif index is not None:
                 why = self._lt_index_problem(index, shape, b_layout, run_acc)
                 if why is not None:
                     return None, why
-            run = _bind_arm(self._arm(name, config), b_layout, run_acc)
+            run = _bind_arm(self._arm(name, _arm_options(config)), b_layout, run_acc)
             return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas",
                              align=self.lt_align_bytes if index is not None else 0, acc=more_precise), None
         m, n, k = shape
@@ -422,6 +450,25 @@ class Dispatcher:
             return None
         self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
         return "kernel_error"
+
+    def _lt_resolve(self, algo: dict, index: int, shape, b_layout: str, acc: str) -> tuple[int | None, str | None]:
+        """(the index of algorithm `algo` in this process's heuristic list for the shape, None), preferring `index`
+        (where it was tuned); or (None, fallback reason) with it quarantined for this shape when the list lacks it."""
+        m, n, k = shape
+        key = f"cublaslt[{index}]@{m}x{n}x{k}/{b_layout}/{acc}"
+        if key in self._quarantine:
+            return None, "quarantined"
+        try:
+            listed = self._lt_identities(m, n, k, b_layout, acc)
+            detail = (f"the tuned algorithm {algo} (index {index} where tuned) is not in this heuristic list of "
+                      f"{len(listed)}: tuned on another GPU or cuBLAS")
+        except Exception as error:  # no heuristic list here
+            listed, detail = [], f"heuristic list unavailable: {error!r}"
+        matches = [i for i, identity in enumerate(listed) if identity == algo]
+        if matches:
+            return (index if index in matches else matches[0]), None
+        self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
+        return None, "kernel_error"
 
     def _not_built_exceptions(self) -> tuple[type, ...]:
         if self._not_built is None:

@@ -19,7 +19,12 @@ TABLES_DIR = Path(__file__).resolve().parent / "tables"
 # corrects, from its own grid benchmark of the tables (tuner/gpu_overlays.py). Laid over the tables on that card only.
 GPU_OVERLAYS = "gpus"
 ARM_KERNELS = ("cublas", "cublaslt")  # table entries that choose a cuBLAS arm instead of a built variant
-ARM_OPTIONS = {"cublas": {"kind"}, "cublaslt": {"kind", "algo_index"}}
+ARM_OPTIONS = {"cublas": {"kind"}, "cublaslt": {"kind", "algo_index", "algo"}}
+# What identifies a cuBLASLt algorithm (cublasLtMatmulAlgoConfigAttributes_t): an lt_algo entry may carry the identity
+# of the algorithm its index named where it was tuned ("algo"); the dispatcher then runs that algorithm wherever this
+# process's heuristic list has it, or none (another GPU or cuBLAS ranks its list its own way). tuner/lt_identity.py.
+LT_IDENTITY = ("algo_id", "tile_id", "stages_id", "splitk_num", "reduction_scheme", "cta_swizzling", "custom_option",
+               "cluster_shape_id")
 ARM_KINDS = {"cublas": ("gemmex", "gemmex_tn", "gemmex_nn"), "cublaslt": ("lt_heuristic", "lt_algo", "lt_implicit")}
 LT_TOP_N = 32  # a cublaslt algo_index is a rank in the top-32 heuristic list (kernels.cublas.DEFAULT_TOP_N) for
 #                256-byte-aligned operands: the tuner's timing assumption, matched by the dispatcher (docs/dispatch.md)
@@ -235,6 +240,15 @@ def _check_arm_options(kernel: str, options: Any, where: _Where) -> dict:
         raise where.error("config.algo_index", f"must be an integer in [0, {LT_TOP_N}), got {index!r}")
     if "algo_index" in options and options.get("kind", "lt_algo") != "lt_algo":
         raise where.error("config.algo_index", f"only kind 'lt_algo' takes an algo_index, not {options['kind']!r}")
+    if "algo" in options:
+        algo = options["algo"]
+        if "algo_index" not in options:
+            raise where.error("config.algo", "an algorithm's identity goes with the algo_index it was tuned as")
+        if not isinstance(algo, dict) or set(algo) != set(LT_IDENTITY) or \
+                any(isinstance(v, bool) or not isinstance(v, int) for v in algo.values()):
+            raise where.error("config.algo", f"must be an object of integers with keys {list(LT_IDENTITY)}, "
+                                             f"got {algo!r}")
+        return {**options, "algo": dict(algo)}
     return dict(options)
 
 

@@ -212,6 +212,11 @@ PREFETCH_TWIN_FAMILIES = ("sm90", "splitk")
 # of 173 / 224; splitk where the capped twin's grid prefetches <= 4 MiB +2.5% / +2.2% col (28 / 38 shapes), +1.2% /
 # +1.3% row (32 / 36), and 0.93-0.95x on the 2 / 6 / 2 / 2 it leaves (~8 MiB), as the rule predicts.
 PREFETCH_CAPPED = {"col": ("sm90", "splitk"), "row": ("sm90", "splitk")}
+# Last, each cuBLASLt choice's identity (tuner/lt_identity.py), from a record made on the H200 with the cuBLAS the
+# tables were tuned with (`python -m tuner.lt_identity record`): then a dispatcher elsewhere runs the algorithm that
+# was timed, wherever its own list ranks it. None yet: no H200 has run `record` (session 38 got an H100). Stamping
+# changes every cuBLASLt choice, so the GPU overlays (tuner/gpu_overlays.py) are to be measured again after it.
+LT_IDENTITIES: str | None = None
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -251,7 +256,7 @@ def main(argv=None) -> int:
     import shutil
     import tempfile
 
-    from tuner import ab_revert, confirm, prefetch_twins, retable
+    from tuner import ab_revert, confirm, lt_identity, prefetch_twins, retable
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", type=Path, default=TABLES)
     p.add_argument("--acc", choices=tuple(EXTRA), action="append", help="default: both")
@@ -311,6 +316,11 @@ def main(argv=None) -> int:
                     capped = ["--family", family, "--cap-kb", str(L2_PREFETCH_CAP_KB)]
                     if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *capped]):
                         return rc
+            if LT_IDENTITIES is not None:
+                table = str(table_path(acc, work))
+                if rc := lt_identity.main(["stamp", "--table", table, "--record", str(REPO / LT_IDENTITIES),
+                                           "--out", table]):
+                    return rc
             shutil.copyfile(table_path(acc, work), table_path(acc, args.out_dir))
     return 0
 

@@ -275,6 +275,12 @@ class LtAlgorithm:
     workspace_bytes: int
     waves_count: float
 
+    def identity(self) -> dict:
+        """What names this algorithm in any list (kernels.tuned_tables.LT_IDENTITY): a table entry's "algo"."""
+        from kernels.tuned_tables import LT_IDENTITY
+
+        return {key: int(getattr(self, key)) for key in LT_IDENTITY}
+
 
 def lt_algorithms(m: int, n: int, k: int, b_layout: str = "row", acc: str = "f32", top_n: int = DEFAULT_TOP_N, *,
                   device: int | None = None, workspace_bytes: int = WORKSPACE_BYTES,

@@ -18,7 +18,7 @@ from kernels.config import KernelConfig
 from kernels.dispatch import FALLBACK_REASONS, Dispatcher, canary_tolerance, torch_gemm, validate_operands
 from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
 from kernels.runtime import KernelLaunchError, KernelNotBuilt
-from kernels.tuned_tables import TunedTable
+from kernels.tuned_tables import TableError, TunedTable
 
 from gemm_operands import operands, rel_err
 
@@ -348,6 +348,63 @@ def test_cublaslt_choice_runs_on_cublas_for_pointers_it_was_not_tuned_for():
     assert run_checked(d, 64, 64, 64).kernel == "cublaslt"  # aligned calls still run the tuned algorithm
 
 
+def identity(algo_id, tile_id=20, stages_id=8):
+    """An algorithm's identity in a cuBLASLt heuristic list (kernels.tuned_tables.LT_IDENTITY)."""
+    return {"algo_id": algo_id, "tile_id": tile_id, "stages_id": stages_id, "splitk_num": 1, "reduction_scheme": 0,
+            "cta_swizzling": 0, "custom_option": 0, "cluster_shape_id": 2}
+
+
+def lt_identity_entry(m, n, k, b_layout, index, algo):
+    e = lt_entry(m, n, k, b_layout, index)
+    e["config"] = dict(e["config"], algo=algo)
+    return e
+
+
+def test_cublaslt_entry_with_its_identity_runs_that_algorithm_where_this_list_ranks_it():
+    tuned = identity(66, tile_id=31)
+    listed = {(64, 64, 64): [identity(1), tuned, identity(2)],            # tuned at 2, ranked 1 here
+              (64, 128, 64): [identity(1), identity(2), tuned, tuned]}     # at its own index: that one
+    asked = []
+    d, _, arms = make([table("f32", lt_identity_entry(64, 64, 64, "row", 2, tuned),
+                             lt_identity_entry(64, 128, 64, "row", 3, tuned))],
+                      lt_algo_count=lambda *shape: pytest.fail("an entry with its identity is found by it"),
+                      lt_identities=lambda m, n, k, b_layout, acc: asked.append((m, n, k)) or listed[(m, n, k)])
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublaslt", None)
+    assert sel.config == {"kind": "lt_algo", "algo_index": 1, "algo": tuned}   # what runs, as run
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 1 and arms.calls("cublaslt", kind="lt_algo", algo_index=2) == 0
+    assert run_checked(d, 64, 128, 64).config["algo_index"] == 3
+    run_checked(d, 64, 64, 64, seed=1)
+    assert asked == [(64, 64, 64), (64, 128, 64)]   # looked up once per shape, when it was decided
+
+
+def test_cublaslt_entry_whose_algorithm_this_list_lacks_falls_back_for_that_shape_only():
+    tuned = identity(66, tile_id=31)
+    events = []
+    d, _, arms = make([table("f32", lt_identity_entry(64, 64, 64, "row", 1, tuned),
+                             lt_identity_entry(64, 128, 64, "row", 0, identity(5)))],
+                      lt_identities=lambda m, n, k, *rest: [identity(5), identity(66)],   # same id, other tile
+                      on_event=events.append)
+    sel = run_checked(d, 64, 64, 64)
+    assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
+    assert d.quarantined() == {"cublaslt[1]@64x64x64/row/f32": "kernel_error"}
+    assert "not in this heuristic list of 2" in events[0].detail
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 0 and arms.calls("cublaslt", kind="lt_algo", algo_index=0) == 0
+    assert run_checked(d, 64, 128, 64).kernel == "cublaslt"
+
+
+def test_cublaslt_identity_is_validated_in_tables():
+    good_entry = lt_identity_entry(64, 64, 64, "row", 1, identity(3))
+    assert table("f32", good_entry).lookup(64, 64, 64, "row").config["algo"] == identity(3)
+    for algo in ({"algo_id": 3}, dict(identity(3), tile_id="20"), dict(identity(3), extra=1), [1, 2]):
+        with pytest.raises(TableError, match="config.algo"):
+            table("f32", lt_identity_entry(64, 64, 64, "row", 1, algo))
+    no_index = lt_entry(64, 64, 64, "row", 1)
+    no_index["config"] = {"kind": "lt_algo", "algo": identity(3)}
+    with pytest.raises(TableError, match="config.algo"):
+        table("f32", no_index)
+
+
 def test_variants_have_no_pointer_alignment_guard():
     d, loader, _ = make([table("f32", entry(SM90_ROW, 64, 64, 64))])
     a, b = misaligned(64, 64, 64)
@@ -461,6 +518,14 @@ def test_gpu_a_process_whose_first_gemm_is_captured_replays_it_correctly(kind):
     assert got["err"] < 1e-3, (m, n, k, got)
 
 
+def _gpu_col_operands(m, n, k):
+    """A (M×K) and B (N×K, col layout) on the GPU, and their fp64 product."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, k, generator=g, device="cuda", dtype=torch.float16)
+    return a, b, a.double() @ b.double().t()
+
+
 @pytest.mark.gpu
 def test_gpu_tuned_cublaslt_entry_runs_its_algorithm_and_guards_alignment_and_range():
     from kernels.cublas import lt_algorithms
@@ -469,10 +534,7 @@ def test_gpu_tuned_cublaslt_entry_runs_its_algorithm_and_guards_alignment_and_ra
     count = len(lt_algorithms(m, n, k, "col", "f32"))
     t = table("f32", lt_entry(m, n, k, "col", count - 1), lt_entry(128, 128, 128, "col", 31))
     d = Dispatcher.default(tables={"f32": t}, canary_rate=1.0)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
-    b = torch.randn(n, k, generator=g, device="cuda", dtype=torch.float16)
-    ref = a.double() @ b.double().t()
+    a, b, ref = _gpu_col_operands(m, n, k)
     out, sel = d.run(a, b, "col", "f32", out=torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16))
     assert (sel.kernel, sel.fallback, sel.config["algo_index"]) == ("cublaslt", None, count - 1)
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3 and d.quarantined() == {}
@@ -483,6 +545,28 @@ def test_gpu_tuned_cublaslt_entry_runs_its_algorithm_and_guards_alignment_and_ra
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3
     if len(lt_algorithms(128, 128, 128, "col", "f32")) <= 31:
         assert d.select(128, 128, 128, "col", "f32").fallback == "kernel_error"
+
+
+@pytest.mark.gpu
+def test_gpu_cublaslt_entry_with_its_identity_runs_that_algorithm():
+    # a table from elsewhere: the identity of this list's second algorithm, tuned as the last index; and an identity
+    # no list has
+    from kernels.cublas import lt_algorithms
+
+    m, n, k = 256, 512, 1024
+    listed = lt_algorithms(m, n, k, "col", "f32")
+    assert len(listed) >= 2
+    wanted = listed[1].identity()
+    bogus = dict(wanted, algo_id=10**6)
+    t = table("f32", lt_identity_entry(m, n, k, "col", len(listed) - 1, wanted),
+              lt_identity_entry(128, 128, 128, "col", 0, bogus))
+    d = Dispatcher.default(tables={"f32": t}, canary_rate=1.0)
+    a, b, ref = _gpu_col_operands(m, n, k)
+    out, sel = d.run(a, b, "col", "f32", out=torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16))
+    expected = next(x.index for x in listed if x.identity() == wanted)
+    assert (sel.kernel, sel.fallback, sel.config["algo_index"]) == ("cublaslt", None, expected)
+    assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3 and d.quarantined() == {}
+    assert d.select(128, 128, 128, "col", "f32").fallback == "kernel_error"
 
 
 def test_predictor_fills_shapes_the_table_lacks():
