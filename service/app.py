@@ -171,7 +171,8 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     @app.get("/v1/kernels")
     async def kernels_info():
         """The backend, the device, and what the kernel library covers (tuned shapes, fallback policy)."""
-        return {**state.backend.info(), "ready": state.ready, "tables": _tuned_tables(getattr(getattr(state.backend, "dispatcher", None), "gpu", "")),
+        gpu = getattr(getattr(state.backend, "dispatcher", None), "gpu", "")   # whose overlay applies
+        return {**state.backend.info(), "ready": state.ready, "tables": _tuned_tables(gpu),
                 "fallback_policy": "tuned table (+ HGEMM_EXTRA_TABLES) -> predictor -> pad (N or K unaligned) -> "
                                    "nearest tuned shape (HGEMM_NEAREST, off by default) -> cuBLAS, fp32 accumulation "
                                    "for f16 (GPU); the CPU backend always reports kernel cpu_matmul, fallback "

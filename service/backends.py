@@ -211,7 +211,8 @@ class GpuBackend(Backend):
             raise TablesUnavailable(f"no kernel library loaded ({self.dispatcher_error}): cuBLAS serves every shape")
         from kernels.tuned_tables import load_default_tables
 
-        tables = load_default_tables(self.dispatcher.arch, gpu=getattr(self.dispatcher, "gpu", ""))  # TableError (a ValueError): the old tables stay
+        # TableError (a ValueError): the old tables stay
+        tables = load_default_tables(self.dispatcher.arch, gpu=getattr(self.dispatcher, "gpu", ""))
         self.dispatcher.set_tables(tables)
         return _table_summary(tables)
 

@@ -259,7 +259,12 @@ def main(argv=None) -> int:
         from kernels.dispatch import Dispatcher
 
         ours_dispatcher = Dispatcher.default() if args.tables is None else table_dispatcher(args.tables)
-    meta.update(tables=args.tables, also_tables=args.also_tables, also_variants=[c.name for c in args.also_variants],
+    # the GPU overlays `ours` runs with (kernels/tables/gpus/: on a card that has one, the committed tables are not
+    # what was measured; tuner.gpu_overlays --merged writes the table that was)
+    ours_tables = getattr(ours_dispatcher, "tables", {}).values()
+    overlays = sorted({o for table in ours_tables for o in table.meta.get("overlays", [])})
+    meta.update(tables=args.tables, table_overlays=overlays, also_tables=args.also_tables,
+                also_variants=[c.name for c in args.also_variants],
                 also_variants_per_shape={mnk: [c.name for c in configs]
                                          for mnk, configs in args.variants_per_shape.items()},
                 also_dispatchers={name: f"{kind}:{value}" for name, (kind, value) in args.also_dispatchers.items()},

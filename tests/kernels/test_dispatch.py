@@ -372,7 +372,8 @@ def test_cublaslt_entry_with_its_identity_runs_that_algorithm_where_this_list_ra
     sel = run_checked(d, 64, 64, 64)
     assert (sel.kernel, sel.fallback) == ("cublaslt", None)
     assert sel.config == {"kind": "lt_algo", "algo_index": 1, "algo": tuned}   # what runs, as run
-    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 1 and arms.calls("cublaslt", kind="lt_algo", algo_index=2) == 0
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 1
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=2) == 0
     assert run_checked(d, 64, 128, 64).config["algo_index"] == 3
     run_checked(d, 64, 64, 64, seed=1)
     assert asked == [(64, 64, 64), (64, 128, 64)]   # looked up once per shape, when it was decided
@@ -389,7 +390,8 @@ def test_cublaslt_entry_whose_algorithm_this_list_lacks_falls_back_for_that_shap
     assert (sel.kernel, sel.fallback) == ("cublas", "kernel_error")
     assert d.quarantined() == {"cublaslt[1]@64x64x64/row/f32": "kernel_error"}
     assert "not in this heuristic list of 2" in events[0].detail
-    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 0 and arms.calls("cublaslt", kind="lt_algo", algo_index=0) == 0
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=1) == 0
+    assert arms.calls("cublaslt", kind="lt_algo", algo_index=0) == 0
     assert run_checked(d, 64, 128, 64).kernel == "cublaslt"
 
 
