@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from kernels.dispatch import Dispatcher
@@ -73,3 +74,27 @@ def test_stamp_leaves_choices_the_record_lacks_and_copies_the_rest():
     original = entries()
     out, stamped = lt_identity.stamp(original, "f32", {})
     assert stamped == 0 and out == original and out[0] is not original[0]
+
+
+@pytest.mark.gpu
+def test_gpu_recorded_identities_resolve_to_their_own_index_on_the_card_they_were_recorded_on(tmp_path):
+    # record the committed tables' cuBLASLt choices here, stamp them: every stamped choice resolves to the index it had
+    from kernels.dispatch import Dispatcher
+    from kernels.tuned_tables import TABLES_DIR, TunedTable
+    from tuner.results import read_json
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    assert lt_identity.main(["record", "--tables", str(TABLES_DIR), "--out", str(tmp_path / "ids.json")]) == 0
+    record = read_json(tmp_path / "ids.json")["identities"]
+    assert record
+    table = read_json(TABLES_DIR / "sm90_f32.json")
+    entries, stamped = lt_identity.stamp(table["entries"], "f32", record)
+    assert stamped > 0
+    chosen = [e for e in entries if "algo" in (e.get("config") or {})][:24]
+    d = Dispatcher.default(tables={"f32": TunedTable.from_dict({"meta": table["meta"], "entries": chosen})})
+    for e in chosen:
+        sel = d.select(e["m"], e["n"], e["k"], e["b_layout"], "f32")
+        assert (sel.kernel, sel.fallback) == ("cublaslt", None), e
+        assert sel.config["algo_index"] == e["config"]["algo_index"], e
+    assert d.quarantined() == {}
