@@ -144,8 +144,9 @@ def _default_lt_algo_count(device_index: int | None) -> Callable[[int, int, int,
     return count
 
 
-def _default_lt_identities(device_index: int | None) -> Callable[[int, int, int, str, str], list[dict]]:
-    """The identities (kernels.tuned_tables.LT_IDENTITY) of that list's algorithms, in its order."""
+def lt_identities_of(device_index: int | None = None) -> Callable[[int, int, int, str, str], list[dict]]:
+    """The identities (kernels.tuned_tables.LT_IDENTITY) of that list's algorithms, in its order (what an entry's
+    "algo" is looked up in; tuner.lt_identity records from it)."""
     def identities(m: int, n: int, k: int, b_layout: str, acc: str) -> list[dict]:
         from kernels.cublas import DEFAULT_TOP_N, lt_algorithms
 
@@ -155,7 +156,7 @@ def _default_lt_identities(device_index: int | None) -> Callable[[int, int, int,
 
 
 def _arm_options(config: dict | None) -> dict:
-    """What an arm is made from: an lt_algo entry's identity only chooses the index (Dispatcher._lt_resolve)."""
+    """What an arm is made from: an lt_algo entry's identity only chooses the index (Dispatcher._lt_index)."""
     return {key: value for key, value in (config or {}).items() if key != "algo"}
 
 
@@ -222,7 +223,7 @@ class Dispatcher:
         # lt_identities(m, n, k, b_layout, acc): the identities in that list, in order, to find an entry's tuned
         # algorithm by ("algo"); without it such an entry is checked by its index alone
         if lt_identities is None and arm_factory is None and backend == "gpu":
-            lt_identities = _default_lt_identities(getattr(device, "index", None))
+            lt_identities = lt_identities_of(getattr(device, "index", None))
         self._lt_identities = lt_identities
         self.lt_align_bytes = lt_align_bytes
         self._not_built = not_built_errors
@@ -399,15 +400,12 @@ class Dispatcher:
             if padded_lookup:  # cuBLAS handles any shape: padding for it only costs copies
                 return None, None
             index = _lt_algo_index(config) if name == "cublaslt" else None
-            if index is not None and (config or {}).get("algo") and self._lt_identities is not None:
-                found, why = self._lt_resolve(config["algo"], index, shape, b_layout, run_acc)
+            if index is not None:
+                found, why = self._lt_index(config, index, shape, b_layout, run_acc)
                 if why is not None:
                     return None, why
-                config = dict(config, algo_index=found)   # the same algorithm, where this list ranks it
-            elif index is not None:
-                why = self._lt_index_problem(index, shape, b_layout, run_acc)
-                if why is not None:
-                    return None, why
+                if found != index:
+                    config = dict(config, algo_index=found)   # the same algorithm, where this list ranks it
             run = _bind_arm(self._arm(name, _arm_options(config)), b_layout, run_acc)
             return Selection(name, None, run, config=dict(config or {}), guarded=name != "cublas",
                              align=self.lt_align_bytes if index is not None else 0, acc=more_precise), None
@@ -432,41 +430,32 @@ class Dispatcher:
             run = PaddedLauncher(run, shape, target, b_layout, self._pool())
         return Selection(name, None, run, config=config, padded=target, guarded=True, acc=more_precise), None
 
-    def _lt_index_problem(self, index: int, shape, b_layout: str, acc: str) -> str | None:
-        """None if cuBLASLt's heuristic list for this shape has entry `index` (as when it was tuned); else the
-        fallback reason, with that index quarantined for this shape (the table may come from another cuBLAS)."""
-        if self._lt_algo_count is None:
-            return None
-        m, n, k = shape
-        key = f"cublaslt[{index}]@{m}x{n}x{k}/{b_layout}/{acc}"
-        if key in self._quarantine:
-            return "quarantined"
-        try:
-            count = self._lt_algo_count(m, n, k, b_layout, acc)
-            detail = f"algo_index {index} outside the heuristic list of {count}"
-        except Exception as error:  # no heuristic list here: the tuned index means nothing
-            count, detail = 0, f"heuristic list unavailable: {error!r}"
-        if index < count:
-            return None
-        self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
-        return "kernel_error"
-
-    def _lt_resolve(self, algo: dict, index: int, shape, b_layout: str, acc: str) -> tuple[int | None, str | None]:
-        """(the index of algorithm `algo` in this process's heuristic list for the shape, None), preferring `index`
-        (where it was tuned); or (None, fallback reason) with it quarantined for this shape when the list lacks it."""
+    def _lt_index(self, config: dict, index: int, shape, b_layout: str, acc: str) -> tuple[int | None, str | None]:
+        """(the index to run, None): where this process's heuristic list for the shape has the entry's algorithm
+        (its identity "algo", preferring `index`, where it was tuned), or else has entry `index` at all; or (None,
+        fallback reason) with the entry quarantined for this shape (the table may come from another GPU or cuBLAS)."""
+        algo = config.get("algo") if self._lt_identities is not None else None
+        if algo is None and self._lt_algo_count is None:
+            return index, None
         m, n, k = shape
         key = f"cublaslt[{index}]@{m}x{n}x{k}/{b_layout}/{acc}"
         if key in self._quarantine:
             return None, "quarantined"
         try:
-            listed = self._lt_identities(m, n, k, b_layout, acc)
-            detail = (f"the tuned algorithm {algo} (index {index} where tuned) is not in this heuristic list of "
-                      f"{len(listed)}: tuned on another GPU or cuBLAS")
-        except Exception as error:  # no heuristic list here
-            listed, detail = [], f"heuristic list unavailable: {error!r}"
-        matches = [i for i, identity in enumerate(listed) if identity == algo]
-        if matches:
-            return (index if index in matches else matches[0]), None
+            if algo is not None:
+                listed = self._lt_identities(m, n, k, b_layout, acc)
+                matches = [i for i, identity in enumerate(listed) if identity == algo]
+                found = index if index in matches else next(iter(matches), None)
+                detail = (f"the tuned algorithm {algo} (index {index} where tuned) is not in this heuristic list of "
+                          f"{len(listed)}: tuned on another GPU or cuBLAS")
+            else:
+                count = self._lt_algo_count(m, n, k, b_layout, acc)
+                found = index if index < count else None
+                detail = f"algo_index {index} outside the heuristic list of {count}"
+        except Exception as error:  # no heuristic list here: the tuned index means nothing
+            found, detail = None, f"heuristic list unavailable: {error!r}"
+        if found is not None:
+            return found, None
         self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
         return None, "kernel_error"
 

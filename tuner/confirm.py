@@ -22,7 +22,7 @@ t x torch_f16 / torch_f32. Only shapes whose entry is still the one the benchmar
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tuner.results import graph_timed, read_json
 
@@ -81,6 +81,7 @@ class Run:
     results: dict             # mnk -> {competitor: result}
     table: dict               # (m, n, k, b_layout) -> entry of the table the run measured
     b_layout: str = "col"     # the layout the run gave ours (and the entries it can correct)
+    meta: dict = field(default_factory=dict, compare=False)   # the run's meta (card, date, commit)
 
     @classmethod
     def load(cls, acc: str, results_path, table_path) -> "Run":
@@ -90,7 +91,7 @@ class Run:
             raise ValueError(f"{results_path}: unknown b_layout {b_layout!r}")
         table = read_json(table_path)
         return cls(acc, {s["mnk"]: s["competitors"] for s in results["shapes"]},
-                   {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}, b_layout)
+                   {(e["m"], e["n"], e["k"], e["b_layout"]): e for e in table["entries"]}, b_layout, results["meta"])
 
 
 def candidates(mnk: str, role: str, run: Run, reference: dict) -> list[tuple[dict, dict]]:

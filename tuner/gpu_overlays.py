@@ -55,7 +55,7 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
     entries, rounds, run_meta = base["entries"], [], {}
     for results, measured in runs:
         run = confirm.Run.load(acc, repo / results, repo / measured)
-        meta = read_json(repo / results)["meta"]
+        meta = run.meta
         if meta.get("gpu") != gpu or meta.get("acc", acc) != acc:
             raise ValueError(f"{results}: a run of {meta.get('gpu')!r} ({meta.get('acc')}), not of {gpu!r} ({acc})")
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}

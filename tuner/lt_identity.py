@@ -64,17 +64,6 @@ def stamp(entries: list[dict], table_acc: str, record: dict[str, dict]) -> tuple
     return out, stamped
 
 
-def this_gpu_list():
-    """listed() from this process's cuBLASLt (what the dispatcher's default resolves against)."""
-    from kernels.dispatch import LT_ALIGN_BYTES
-    from kernels.cublas import DEFAULT_TOP_N, lt_algorithms
-
-    def listed(m, n, k, b_layout, acc):
-        return [a.identity() for a in lt_algorithms(m, n, k, b_layout, acc, DEFAULT_TOP_N,
-                                                    align_bytes=LT_ALIGN_BYTES)]
-    return listed
-
-
 def main(argv=None) -> int:
     from tuner.results import read_json
     from tuner.tables import read_table, write_table
@@ -90,9 +79,10 @@ def main(argv=None) -> int:
     st.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.command == "record":
+        from kernels.dispatch import lt_identities_of
         from tuner import env_info
 
-        listed, ids = this_gpu_list(), {}
+        listed, ids = lt_identities_of(), {}
         for path in sorted(args.tables.glob("sm*_f*.json")):
             table = read_json(path)
             ids.update(identities(table["entries"], table["meta"]["acc"], listed))

@@ -252,9 +252,10 @@ def main(argv=None) -> int:
         path = table_path(tables_dir, meta["arch"], args.acc)
         new = [table_entry(r, configs, args.b_layout, args.min_speedup, objective) for r in done.values()]
         if args.env == "gpu":   # each cuBLASLt choice names the algorithm it timed, not only its rank here
-            from tuner.lt_identity import identities, stamp, this_gpu_list
+            from kernels.dispatch import lt_identities_of
+            from tuner.lt_identity import identities, stamp
 
-            new, _ = stamp(new, args.acc, identities(new, args.acc, this_gpu_list()))
+            new, _ = stamp(new, args.acc, identities(new, args.acc, lt_identities_of()))
         old = read_table(path)["entries"] if path.exists() else []
         summary["table"] = str(write_table(path, meta, merge_entries(old, new)))
     (state / f"summary_{tag}.json").write_text(json.dumps(summary, indent=1))
