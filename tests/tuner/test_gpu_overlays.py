@@ -159,3 +159,42 @@ def test_merged_is_what_the_dispatcher_runs_on_that_card(tmp_path, monkeypatch):
     overlay = read_json(gpu_overlays.overlay_path(H100, "f32"))["entries"]
     assert overlay and all(merged.lookup(*key(e)).graph == served.lookup(*key(e)).graph for e in overlay)
     assert merged.entries != load_tables("sm90")["f32"].entries
+
+
+@pytest.mark.gpu
+def test_gpu_the_default_dispatcher_runs_this_cards_overlay_and_it_computes_correctly(monkeypatch):
+    # on the card itself: Dispatcher.default() names it and lays its overlay (if it has one) over the tables; an
+    # overlay shape's graph choice is the overlay's, and a captured call of it replays to the right product
+    import torch
+
+    from kernels.dispatch import Dispatcher
+
+    monkeypatch.delenv("HGEMM_EXTRA_TABLES", raising=False)
+    d = Dispatcher.default()
+    assert d.gpu == torch.cuda.get_device_name()
+    path = gpu_overlays.overlay_path(d.gpu, "f32")
+    if not path.is_file():
+        assert "overlays" not in d.tables["f32"].meta
+        assert d.tables["f32"].entries == load_tables("sm90")["f32"].entries
+        return
+    assert d.tables["f32"].meta["overlays"] == [str(path)]
+    overlay = read_json(path)["entries"]
+    own = load_tables("sm90", path.parent)["f32"]
+    assert all(d.tables["f32"].lookup(*key(e)) == own.lookup(*key(e)) for e in overlay)
+    e = min(overlay, key=lambda e: e["m"] * e["n"] * e["k"])  # the smallest: seconds, not minutes, of fp64
+    m, n, k, layout = key(e)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, generator=g, device="cuda", dtype=torch.float16)
+    b = torch.randn(*((n, k) if layout == "col" else (k, n)), generator=g, device="cuda", dtype=torch.float16)
+    ref = a.double() @ (b.double().t() if layout == "col" else b.double())
+    for _ in range(2):  # warm-up off the capture stream, then capture
+        d.run(a, b, layout, "f32")
+    torch.cuda.synchronize()
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        _, sel = d.run(a, b, layout, "f32", out=out)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert sel.fallback is None and sel.kernel == (e.get("graph") or e)["kernel"]
+    assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-3
