@@ -214,9 +214,9 @@ PREFETCH_TWIN_FAMILIES = ("sm90", "splitk")
 PREFETCH_CAPPED = {"col": ("sm90", "splitk"), "row": ("sm90", "splitk")}
 # Last, each cuBLASLt choice's identity (tuner/lt_identity.py), from a record made on the H200 with the cuBLAS the
 # tables were tuned with (`python -m tuner.lt_identity record`): then a dispatcher elsewhere runs the algorithm that
-# was timed, wherever its own list ranks it. None yet: no H200 has run `record` (session 38 got an H100). Stamping
-# changes every cuBLASLt choice, so the GPU overlays (tuner/gpu_overlays.py) are to be measured again after it.
-LT_IDENTITIES: str | None = None
+# was timed, wherever its own list ranks it. Recorded in session 39 (call 1, before anything else ran on the card).
+# Stamping changed every cuBLASLt choice, so the GPU overlays' cuBLASLt corrections drop out, to be measured again.
+LT_IDENTITIES: str | None = "benchmarks/h200-2026-12-05-s39/call1/lt_identities_h200.json"
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

@@ -93,7 +93,9 @@ def main(argv=None) -> int:
         return 0
     table, record = read_table(args.table), read_json(args.record)
     entries, stamped = stamp(table["entries"], table["meta"]["acc"], record["identities"])
-    meta = {**table["meta"], "lt_identities": {"gpu": record["meta"].get("gpu", ""), "stamped": stamped}}
+    # last in the meta whatever the table had (a rebuild keeps the committed meta, stamp included): byte-stable
+    meta = {k: v for k, v in table["meta"].items() if k != "lt_identities"}
+    meta["lt_identities"] = {"gpu": record["meta"].get("gpu", ""), "stamped": stamped}
     write_table(args.out, meta, entries)
     print(json.dumps({"table": args.out, "stamped": stamped}))
     return 0
