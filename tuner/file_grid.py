@@ -59,9 +59,15 @@ def measured_table(gpu: str, acc: str, commit: str, repo: Path = REPO) -> bytes:
         return gpu_overlays.render(gpu_overlays.merged(gpu, acc, tables)).encode()
 
 
-def file_grid(grid: Path, dest: Path, commit: str, repo: Path = REPO) -> dict:
-    """One grid_<layout>_<fp32|fp16> folder into dest/grid_<layout>/; returns what it filed."""
+def _layout_and_acc_dir(grid: Path) -> tuple[str, str]:
     layout, acc_dir = grid.name.removeprefix("grid_").rsplit("_", 1)
+    return layout, acc_dir
+
+
+def file_grid(grid: Path, dest: Path, commit: str, repo: Path = REPO) -> dict:
+    """One grid_<layout>_<fp32|fp16> folder into dest/grid_<layout>/ (its summary and logs added to those of the
+    layout's other accumulator, if filed before it); returns what it filed."""
+    layout, acc_dir = _layout_and_acc_dir(grid)
     acc = ACC_OF[acc_dir]
     out = dest / f"grid_{layout}"
     (out / acc_dir).mkdir(parents=True, exist_ok=True)
@@ -116,7 +122,11 @@ def main(argv=None) -> int:
             tar.extractall(tmp, filter="data")
         for extra in sorted(Path(tmp).glob("gpu_*.txt")):
             shutil.copyfile(extra, args.dest / extra.name)
-        for grid in sorted(Path(tmp).glob("grid_*_fp*")):
+        grids = sorted(Path(tmp).glob("grid_*_fp*"))
+        for grid in grids:   # filed again: the layout's summary and logs start over, not appended twice
+            for made in ("summary.txt", "eval_logs.tar.gz"):
+                (args.dest / f"grid_{_layout_and_acc_dir(grid)[0]}" / made).unlink(missing_ok=True)
+        for grid in grids:
             print(json.dumps(file_grid(grid, args.dest, args.commit, args.repo)))
     return 0
 

@@ -48,7 +48,7 @@ def _call_dir(tmp_path, gpu):
                        "summary_fp32/summary.md": b"# summary\n", "summary_fp32/speedup_by_bucket.png": b"png",
                        "summary_fp32/summary.json": b"{}", "eval_fp32.log": b"log\n", "summary_fp32.log": b"s\n"})
     call = tmp_path / "call"
-    call.mkdir()
+    call.mkdir(parents=True)
     (call / "env.txt").write_text(f"{gpu}\n")
     (call / "rc.txt").write_text("grid row fp32 rc=0\n")
     (call / "call1.tgz").write_bytes(_tar({"grid_row_fp32/summary.txt": b"== fp32\n",
@@ -72,6 +72,10 @@ def test_a_grid_on_a_card_with_an_overlay_files_the_merged_table(tmp_path):
         assert sorted(tar.getnames()) == ["eval_fp32.log", "summary_fp32.log"]
     assert (dest / "gpu_kernels.txt").read_text() == "4115 passed\n" and (grid / "summary.txt").read_text() == "== fp32\n"
     assert (dest / "rc.txt").is_file() and (dest / "env.txt").is_file()
+    # filed again: the same files, not the summary twice
+    assert file_grid.main([str(_call_dir(tmp_path / "again", H100)), str(dest), "--commit", commit,
+                           "--repo", str(repo)]) == 0
+    assert (grid / "summary.txt").read_text() == "== fp32\n"
 
 
 def test_a_grid_on_the_tables_own_card_files_the_committed_table_byte_for_byte(tmp_path):
