@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 # card name (torch.cuda.get_device_name) -> accumulator -> its grid runs of the committed tables, one per B layout:
 # (results, the table the run measured). Session 38: the f32 grids on an H100 SXM, both layouts, tables of 4e11453
 # (row 913 of 1000 shapes before its deadline, col all 1000). Session 40: the same card's f32 grids of ba342d8 (the
-# tables with the cuBLASLt identities, the overlay of session 39 on; all 1000 shapes each) and its f16 row grid (976).
+# tables with the cuBLASLt identities, the overlay of session 39 on; all 1000 shapes each), its f16 row grid (976), and
+# an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
@@ -43,7 +44,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 (f"{S38}/call4/grid_col/fp32/results.json.gz", f"{S38}/call4/grid_col/tables/sm90_f32.json.gz"),
                 (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
                 (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
-        "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),),
+        "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
+                (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz")),
     },
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
@@ -154,7 +156,8 @@ def main(argv=None) -> int:
             data = build(gpu, acc, runs, base)
             text, path = render(data), overlay_path(gpu, acc, args.tables)
             summary = {"overlay": str(path), "entries": len(data["entries"]),
-                       "rounds": [{k: r[k] for k in ("b_layout", "graph", "eager", "changed_since_benchmark")}
+                       "rounds": [{k: r[k] for k in ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
+                                   if k in r}
                                   for r in data["meta"]["confirmed"]]}
             if args.check:
                 if not path.is_file() or path.read_text() != text:
