@@ -22,6 +22,7 @@ the table as the runs before it corrected it), with the merged table it measured
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -83,17 +84,34 @@ def ran_instead(entries: list[dict], run: confirm.Run) -> tuple[list[dict], int]
     return out, changed
 
 
+def _load(gpu: str, acc: str, results: str, measured: str, repo: Path) -> confirm.Run:
+    run = confirm.Run.load(acc, repo / results, repo / measured)
+    if run.meta.get("gpu") != gpu or run.meta.get("acc", acc) != acc:
+        raise ValueError(f"{results}: a run of {run.meta.get('gpu')!r} ({run.meta.get('acc')}), not of {gpu!r} ({acc})")
+    return run
+
+
 def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, margin: float = confirm.MARGIN,
-          repo: Path = REPO) -> dict:
-    """The overlay table (meta and the changed entries) of `base` (a table's JSON object) on `gpu` from its runs."""
+          repo: Path = REPO, f32_runs: tuple[tuple[str, str], ...] = ()) -> dict:
+    """The overlay table (meta and the changed entries) of `base` (a table's JSON object) on `gpu` from its runs.
+    f32_runs (f16 only): the card's f32 runs, whose arms an f16 entry may also take (fp32 accumulation is more
+    precise; tuner.confirm puts their times on the f16 run's scale through torch.matmul): the last one of each layout,
+    its kernel-only figures only. Per call, one run's figures put on another's scale move by more than the 3% margin
+    on small shapes (the H100's f16 row grid: 159 eager choices would flip to the f32 twin of the same kernel)."""
     entries, rounds, run_meta = base["entries"], [], {}
+    helpers = {}
+    for results, measured in f32_runs if acc == "f16" else ():
+        helper = _load(gpu, "f32", results, measured, repo)
+        kernel_only = {mnk: {name: {k: v for k, v in result.items() if k != "call_us"}
+                             for name, result in competitors.items()}
+                       for mnk, competitors in helper.results.items()}
+        helpers[helper.b_layout] = dataclasses.replace(helper, results=kernel_only)
     for results, measured in runs:
-        run = confirm.Run.load(acc, repo / results, repo / measured)
+        run = _load(gpu, acc, results, measured, repo)
         meta = run.meta
-        if meta.get("gpu") != gpu or meta.get("acc", acc) != acc:
-            raise ValueError(f"{results}: a run of {meta.get('gpu')!r} ({meta.get('acc')}), not of {gpu!r} ({acc})")
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
-        entries, counts = confirm.confirm(entries, acc, [run], margin)
+        entries, counts = confirm.confirm(entries, acc, [run, *([helpers[run.b_layout]] if run.b_layout in helpers
+                                                              else [])], margin)
         entries, fell_back = ran_instead(entries, run)   # after: an arm the run timed faster stays
         rounds.append({"results": results, "b_layout": run.b_layout, "date": meta.get("date", ""),
                        "commit": meta.get("commit", ""), **counts, **({"ran_cublas": fell_back} if fell_back else {})})
@@ -153,7 +171,7 @@ def main(argv=None) -> int:
     for gpu, by_acc in OVERLAYS.items():
         for acc, runs in by_acc.items():
             base = read_json(args.tables / f"sm90_{acc}.json")
-            data = build(gpu, acc, runs, base)
+            data = build(gpu, acc, runs, base, f32_runs=by_acc.get("f32", ()))
             text, path = render(data), overlay_path(gpu, acc, args.tables)
             summary = {"overlay": str(path), "entries": len(data["entries"]),
                        "rounds": [{k: r[k] for k in ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
