@@ -57,28 +57,50 @@ def _key(entry: dict) -> tuple:
     return entry["m"], entry["n"], entry["k"], entry["b_layout"]
 
 
-def ran_instead(entries: list[dict], run: confirm.Run) -> tuple[list[dict], int]:
+def _fallback_f16_acc() -> str:
+    """The accumulator the dispatcher's cuBLAS fallback runs an f16 request with (Dispatcher's default)."""
+    import inspect
+
+    from kernels.dispatch import Dispatcher
+
+    return inspect.signature(Dispatcher.__init__).parameters["fallback_f16_acc"].default
+
+
+def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | None = None) -> tuple[list[dict], int]:
     """The entries with each cuBLASLt choice that this card could not run replaced by the cuBLAS arm that ran in its
-    place, timed by the run's cuBLAS baseline (the same arm), and how many roles changed. A tuned cuBLASLt algorithm
-    absent from the card's heuristic list (its identity, `config.algo`) falls back to cuBLAS with `kernel_error` and a
-    quarantine (session 40's H100: 10 row / 22 col f32 shapes); in the overlay the card dispatches cuBLAS directly.
-    Only entries still as the run measured them, as in tuner.confirm."""
+    place, and how many roles changed. A tuned cuBLASLt algorithm absent from the card's heuristic list (its identity,
+    `config.algo`) falls back to cuBLAS with `kernel_error` and a quarantine (session 40's H100: 10 row / 22 col f32
+    shapes); in the overlay the card dispatches that cuBLAS arm directly. Its time is the run's cuBLAS baseline (the
+    same arm); for an f16 run the fallback accumulates in fp32 (Dispatcher's `fallback_f16_acc`), so it is the f32
+    run's cuBLAS baseline on the f16 run's scale (tuner.confirm.candidates), and without `f32_run` the entry is left
+    to fall back. Only entries still as the run measured them, as in tuner.confirm."""
     cublas = f"cuBLAS-{confirm.LAYOUT_SUFFIX[run.b_layout]}"
+    run_acc = _fallback_f16_acc() if run.acc == "f16" else run.acc
     arm = confirm.baseline_arm(cublas, {}, run.b_layout)
+    if run_acc != run.acc:
+        arm["acc"] = run_acc
     out, changed = [], 0
     for entry in entries:
         key = _key(entry)
-        competitors = run.results.get("_".join(map(str, key[:3]))) or {} if key[3] == run.b_layout else {}
+        mnk = "_".join(map(str, key[:3]))
+        competitors = run.results.get(mnk) or {} if key[3] == run.b_layout else {}
         info = (competitors.get("ours") or {}).get("info") or {}
-        base = competitors.get(cublas) or {}
+        if run_acc == run.acc:
+            timed = (competitors.get(cublas) or {}).get("kernel_us") if (competitors.get(cublas) or {}).get("ok") else None
+        else:
+            reference = competitors.get(confirm.REFERENCE) or {}
+            found = [times["kernel"] for times, other in (confirm.candidates(mnk, "graph", f32_run, reference)
+                                                          if f32_run is not None and reference.get("ok") else [])
+                     if other == arm and "kernel" in times]
+            timed = found[0] if found else None
         measured = run.table.get(key)
         picks = {}
         for role, ran in (("eager", info.get("kernel") if info.get("fallback") == "kernel_error" else None),
                           ("graph", info.get("graph_kernel"))):
-            if (ran == "cublas" and base.get("ok") and base.get("kernel_us") and measured is not None
+            if (ran == "cublas" and timed and measured is not None
                     and confirm.choice(entry, role)["kernel"] == "cublaslt"
                     and confirm.choice(measured, role) == confirm.choice(entry, role)):
-                picks[role] = dict(arm, us=base["kernel_us"])
+                picks[role] = dict(arm, us=timed)
         changed += len(picks)
         out.append(confirm._with_picks(entry, run.acc, picks))
     return out, changed
@@ -112,7 +134,7 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
         entries, counts = confirm.confirm(entries, acc, [run, *([helpers[run.b_layout]] if run.b_layout in helpers
                                                               else [])], margin)
-        entries, fell_back = ran_instead(entries, run)   # after: an arm the run timed faster stays
+        entries, fell_back = ran_instead(entries, run, helpers.get(run.b_layout))   # after: a faster arm stays
         rounds.append({"results": results, "b_layout": run.b_layout, "date": meta.get("date", ""),
                        "commit": meta.get("commit", ""), **counts, **({"ran_cublas": fell_back} if fell_back else {})})
     before = {_key(e): e for e in base["entries"]}

@@ -248,10 +248,34 @@ def test_an_f16_overlay_takes_the_cards_f32_arms_for_graphs_only():
     for entry in data["entries"]:
         old = before[key(entry)]
         # per call, another run's figures are too noisy for the 3% margin: an eager choice changes only to the
-        # cuBLAS arm that ran in place of a cuBLASLt algorithm the card lacks
+        # cuBLAS arm that ran in place of a cuBLASLt algorithm the card lacks (the fallback accumulates in fp32)
         if gpu_overlays.confirm.choice(entry, "eager") != gpu_overlays.confirm.choice(old, "eager"):
-            assert (old["kernel"], entry["kernel"], entry.get("acc")) == ("cublaslt", "cublas", None)
+            assert (old["kernel"], entry["kernel"], entry.get("acc")) == ("cublaslt", "cublas", "f32")
         took_f32 += entry.get("graph", entry).get("acc") == "f32" != old.get("graph", old).get("acc")
     assert took_f32 and len(data["entries"]) > len(alone["entries"])
     worst = next(e for e in data["entries"] if key(e) == (1024, 1024, 16384, "row"))   # 0.70x of torch.matmul there
     assert (worst["graph"]["kernel"], worst["graph"]["acc"]) == ("cublas", "f32")
+
+
+def test_in_an_f16_overlay_the_cublas_arm_that_ran_accumulates_in_fp32_at_the_f32_runs_time():
+    # the dispatcher's fallback runs an f16 request with fp32 accumulation; its time is the f32 run's cuBLAS
+    # baseline put on the f16 run's scale through torch.matmul (10 / 8 here)
+    lt = {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": 3, "algo": {"id": 66}},
+          "runtime": {"raster": 0, "swizzle": 0, "splits": 0}}
+    entry = {"m": 64, "n": 64, "k": 64, "b_layout": "col", **lt, "us": 5.0, "cublas_us": 6.0}
+    f16 = gpu_overlays.confirm.Run(
+        "f16", {"64_64_64": {"ours": {"ok": True, "kernel_us": 9.1, "info": {"kernel": "cublas",
+                                                                          "fallback": "kernel_error",
+                                                                          "graph_kernel": "cublas"}},
+                             "torch.matmul": {"ok": True, "kernel_us": 10.0},
+                             "cuBLAS-tn": {"ok": True, "kernel_us": 11.5}}},   # fp16 accumulation: not what ran
+        {key(entry): entry}, "col")
+    f32 = gpu_overlays.confirm.Run(
+        "f32", {"64_64_64": {"torch.matmul": {"ok": True, "kernel_us": 8.0},
+                             "cuBLAS-tn": {"ok": True, "kernel_us": 7.2}}}, {}, "col")
+    out, changed = gpu_overlays.ran_instead([entry], f16, f32)
+    assert changed == 2
+    assert {k: out[0][k] for k in ("kernel", "config", "acc")} == {"kernel": "cublas", "config": {"kind": "gemmex_tn"},
+                                                                   "acc": "f32"}
+    assert out[0]["us"] == pytest.approx(9.0)
+    assert gpu_overlays.ran_instead([entry], f16) == ([entry], 0)   # no f32 run: it keeps falling back
