@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tuner.confirm import MARGIN, _with_picks, choice
+from tuner.confirm import MARGIN, with_picks, choice
 from tuner.results import read_json
 
 
@@ -81,7 +81,7 @@ def revert(entries: list[dict], acc: str, base: dict, candidate: dict, runs: lis
                 source = was.get("graph", was) if role == "graph" else was
                 picks[role] = dict(choice(was, role), us=source["us"])
                 reverted[role] += 1
-        out.append(_with_picks(entry, acc, picks))
+        out.append(with_picks(entry, acc, picks))
     return out, reverted
 
 

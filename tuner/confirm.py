@@ -174,12 +174,12 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time
                 counts[role] += 1
-        out.append(_with_picks(entry, acc, picks))
+        out.append(with_picks(entry, acc, picks))
     return out, counts
 
 
 
-def _with_picks(entry: dict, acc: str, picks: dict) -> dict:
+def with_picks(entry: dict, acc: str, picks: dict) -> dict:
     """The entry with its eager and/or graph choice replaced; "graph" kept only where it differs from eager."""
     if not picks:
         return entry

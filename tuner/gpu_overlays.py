@@ -51,6 +51,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
 RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
+# what the command prints of each run's round
+ROUND_SUMMARY = ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
 
 
 def _key(entry: dict) -> tuple:
@@ -83,10 +85,11 @@ def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | No
     for entry in entries:
         key = _key(entry)
         mnk = "_".join(map(str, key[:3]))
-        competitors = run.results.get(mnk) or {} if key[3] == run.b_layout else {}
+        competitors = (run.results.get(mnk) or {}) if key[3] == run.b_layout else {}
         info = (competitors.get("ours") or {}).get("info") or {}
         if run_acc == run.acc:
-            timed = (competitors.get(cublas) or {}).get("kernel_us") if (competitors.get(cublas) or {}).get("ok") else None
+            baseline = competitors.get(cublas) or {}
+            timed = baseline.get("kernel_us") if baseline.get("ok") else None
         else:
             reference = competitors.get(confirm.REFERENCE) or {}
             found = [times["kernel"] for times, other in (confirm.candidates(mnk, "graph", f32_run, reference)
@@ -102,7 +105,7 @@ def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | No
                     and confirm.choice(measured, role) == confirm.choice(entry, role)):
                 picks[role] = dict(arm, us=timed)
         changed += len(picks)
-        out.append(confirm._with_picks(entry, run.acc, picks))
+        out.append(confirm.with_picks(entry, run.acc, picks))
     return out, changed
 
 
@@ -196,9 +199,7 @@ def main(argv=None) -> int:
             data = build(gpu, acc, runs, base, f32_runs=by_acc.get("f32", ()))
             text, path = render(data), overlay_path(gpu, acc, args.tables)
             summary = {"overlay": str(path), "entries": len(data["entries"]),
-                       "rounds": [{k: r[k] for k in ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
-                                   if k in r}
-                                  for r in data["meta"]["confirmed"]]}
+                       "rounds": [{k: r[k] for k in ROUND_SUMMARY if k in r} for r in data["meta"]["confirmed"]]}
             if args.check:
                 if not path.is_file() or path.read_text() != text:
                     stale.append(str(path))

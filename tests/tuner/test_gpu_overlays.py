@@ -55,9 +55,9 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
         if us <= gpu_overlays.confirm.MARGIN * measured["ours"]["kernel_us"] * 1.0001:
             return "faster"   # the arm ran in <= 97% of the table choice's time on the H100
         cublas = measured[f"cuBLAS-{gpu_overlays.confirm.LAYOUT_SUFFIX[run.b_layout]}"]
-        if (choice(run.table[key(entry)], "graph")["kernel"] == "cublaslt" == choice(base[key(entry)], "graph")["kernel"]
-                and measured["ours"]["info"]["graph_kernel"] == "cublas" == choice(entry, "graph")["kernel"]
-                and us == cublas["kernel_us"]):
+        was = {choice(run.table[key(entry)], "graph")["kernel"], choice(base[key(entry)], "graph")["kernel"]}
+        ran = measured["ours"]["info"]["graph_kernel"]
+        if was == {"cublaslt"} and ran == "cublas" == choice(entry, "graph")["kernel"] and us == cublas["kernel_us"]:
             return "ran_cublas"   # a cuBLASLt algorithm the H100's list lacks: the cuBLAS arm that ran instead
         return None
 
