@@ -19,10 +19,11 @@ cuBLAS (`kernel_error`); the canary reruns a sample of calls on cuBLAS and quara
 
 A tuned cuBLASLt entry ({"kind": "lt_algo", "algo_index": i}) runs algorithm i of the shape's heuristic list as the
 tuner timed it: the top-32 list for LT_ALIGN_BYTES-aligned operands. Its index is checked against that list when the
-shape is decided (out of range: quarantined for that shape, `kernel_error`), and a call whose pointers are not that
-aligned runs on cuBLAS (`unaligned`): for it the same index would name another algorithm, or none. An entry that also
-carries the algorithm's identity ("algo") runs that algorithm wherever this process's list has it (another GPU or
-cuBLAS may rank it elsewhere), and falls back like an out-of-range index where the list lacks it.
+shape is decided (out of range: cuBLAS for that shape, `tuned_elsewhere`: the table comes from another GPU or cuBLAS;
+no list at all: quarantined for that shape, `kernel_error`), and a call whose pointers are not that aligned runs on
+cuBLAS (`unaligned`): for it the same index would name another algorithm, or none. An entry that also carries the
+algorithm's identity ("algo") runs that algorithm wherever this process's list has it (another GPU or cuBLAS may rank
+it elsewhere), and falls back like an out-of-range index where the list lacks it.
 
 Everything device-specific comes in through the constructor (kernel loader, shape rule, arm factory, tables), so the
 logic runs on the CPU with small launchers that compute with torch. docs/dispatch.md has the details.
@@ -45,7 +46,7 @@ from kernels.padding import PadBufferPool, PaddedLauncher, pad_targets
 log = logging.getLogger(__name__)
 
 FALLBACK_REASONS = ("no_tuned_kernel", "unaligned", "kernel_error", "quarantined", "not_built", "cpu_backend",
-                    "canary_mismatch")
+                    "canary_mismatch", "tuned_elsewhere")
 B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's current stream
@@ -433,7 +434,9 @@ class Dispatcher:
     def _lt_index(self, config: dict, index: int, shape, b_layout: str, acc: str) -> tuple[int | None, str | None]:
         """(the index to run, None): where this process's heuristic list for the shape has the entry's algorithm
         (its identity "algo", preferring `index`, where it was tuned), or else has entry `index` at all; or (None,
-        fallback reason) with the entry quarantined for this shape (the table may come from another GPU or cuBLAS)."""
+        fallback reason): `tuned_elsewhere` where the list lacks it (the table comes from another GPU or cuBLAS: an
+        expected answer, decided once per shape and logged as a warning, nothing failed), `kernel_error` with the
+        entry quarantined for this shape where there is no list."""
         algo = config.get("algo") if self._lt_identities is not None else None
         if algo is None and self._lt_algo_count is None:
             return index, None
@@ -453,11 +456,13 @@ class Dispatcher:
                 found = index if index < count else None
                 detail = f"algo_index {index} outside the heuristic list of {count}"
         except Exception as error:  # no heuristic list here: the tuned index means nothing
-            found, detail = None, f"heuristic list unavailable: {error!r}"
+            self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc),
+                                 f"heuristic list unavailable: {error!r}")
+            return None, "kernel_error"
         if found is not None:
             return found, None
-        self._quarantine_now(key, "kernel_error", (m, n, k, b_layout, acc), detail)
-        return None, "kernel_error"
+        log.warning("cuBLASLt choice at %s runs on cuBLAS here: %s", (m, n, k, b_layout, acc), detail)
+        return None, "tuned_elsewhere"
 
     def _not_built_exceptions(self) -> tuple[type, ...]:
         if self._not_built is None:

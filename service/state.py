@@ -19,7 +19,7 @@ from .operand_store import SharedOperandStore
 from .operands import OperandRegistry
 from .settings import Settings
 from .table_reload import TableReloads
-from .untuned import UNTUNED_REASON, UntunedShapes
+from .untuned import UNTUNED_REASONS, UntunedShapes
 from .workers import Readiness, worker_exit
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class ServiceState:
                 metrics.child(metrics.kernel_selections, result.selection.kernel).inc()
                 if result.selection.fallback:
                     metrics.child(metrics.fallbacks, result.selection.fallback).inc()
-                    if result.selection.fallback == UNTUNED_REASON and result.gemm is not None:
+                    if result.selection.fallback in UNTUNED_REASONS and result.gemm is not None:
                         self.untuned.add(*result.gemm, job.b_layout, job.acc)
         return results
 

@@ -1,5 +1,6 @@
 """The shapes worth tuning next: GEMMs the service ran on cuBLAS because the tuned tables do not hold their shape
-(fallback `no_tuned_kernel`), counted by request. `GET /v1/kernels/untuned` lists them; `?format=grid` gives the
+(fallback `no_tuned_kernel`) or hold a cuBLASLt algorithm this GPU's cuBLAS lacks (`tuned_elsewhere`: tables tuned
+on another card), counted by request. `GET /v1/kernels/untuned` lists them; `?format=grid` gives the
 `M_N_K` lines `python -m tuner.tune --grid` reads, and the tables it writes are served with `HGEMM_EXTRA_TABLES`
 (docs/dispatch.md, "Tuning the shapes you serve"). A fused GEMM is counted under its own (stacked) M. With several
 worker processes each one publishes its counts to a shared folder (at most twice a second) and the listing sums them."""
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from .workers import write_atomic
 
-UNTUNED_REASON = "no_tuned_kernel"
+UNTUNED_REASONS = ("no_tuned_kernel", "tuned_elsewhere")
 
 
 PUBLISH_DELAY_S = 0.5

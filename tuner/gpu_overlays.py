@@ -51,6 +51,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
 RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
+# the fallback reasons of a tuned cuBLASLt choice that this card's heuristic list lacks (kernel_error before session 40)
+FELL_BACK = ("tuned_elsewhere", "kernel_error")
 # what the command prints of each run's round
 ROUND_SUMMARY = ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
 
@@ -71,8 +73,8 @@ def _fallback_f16_acc() -> str:
 def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | None = None) -> tuple[list[dict], int]:
     """The entries with each cuBLASLt choice that this card could not run replaced by the cuBLAS arm that ran in its
     place, and how many roles changed. A tuned cuBLASLt algorithm absent from the card's heuristic list (its identity,
-    `config.algo`) falls back to cuBLAS with `kernel_error` and a quarantine (session 40's H100: 10 row / 22 col f32
-    shapes); in the overlay the card dispatches that cuBLAS arm directly. Its time is the run's cuBLAS baseline (the
+    `config.algo`) falls back to cuBLAS (`tuned_elsewhere`; `kernel_error` and a quarantine until session 40, whose
+    H100 grids show it on 10 row / 22 col f32 shapes); in the overlay the card dispatches that cuBLAS arm directly. Its time is the run's cuBLAS baseline (the
     same arm); for an f16 run the fallback accumulates in fp32 (Dispatcher's `fallback_f16_acc`), so it is the f32
     run's cuBLAS baseline on the f16 run's scale (tuner.confirm.candidates), and without `f32_run` the entry is left
     to fall back. Only entries still as the run measured them, as in tuner.confirm."""
@@ -98,7 +100,7 @@ def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | No
             timed = found[0] if found else None
         measured = run.table.get(key)
         picks = {}
-        for role, ran in (("eager", info.get("kernel") if info.get("fallback") == "kernel_error" else None),
+        for role, ran in (("eager", info.get("kernel") if info.get("fallback") in FELL_BACK else None),
                           ("graph", info.get("graph_kernel"))):
             if (ran == "cublas" and timed and measured is not None
                     and confirm.choice(entry, role)["kernel"] == "cublaslt"

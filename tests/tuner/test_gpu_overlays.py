@@ -226,7 +226,7 @@ def test_a_cublaslt_choice_the_card_could_not_run_becomes_the_cublas_arm_that_ra
                                                                  "graph_kernel": graph_kernel}},
                 "cuBLAS-tn": {"ok": True, "kernel_us": 5.9}}
     run = gpu_overlays.confirm.Run(
-        "f32", {"1_64_64": result("cublas", "kernel_error", "cublas"), "2_64_64": result("cublaslt", None, "cublaslt"),
+        "f32", {"1_64_64": result("cublas", "tuned_elsewhere", "cublas"), "2_64_64": result("cublaslt", None, "cublaslt"),
                 "3_64_64": result("cublas", "kernel_error", "cublas"), "4_64_64": result("sm90_x", None, "cublas")},
         {key(e): e for e in (missing, present, retuned, sm90)}, "col")
     retuned_now = dict(retuned, config={"kind": "lt_algo", "algo_index": 0})   # retuned since the run: left alone
