@@ -14,8 +14,9 @@ from .workers import forget_dead_workers, multiprocess_metrics
 
 log = logging.getLogger(__name__)
 
+# Contract 1; the kernel library's tuple wins when it is importable
 FALLBACK_REASONS = ("no_tuned_kernel", "unaligned", "kernel_error", "quarantined", "not_built", "cpu_backend",
-                    "canary_mismatch", "tuned_elsewhere")  # Contract 1; the kernel library's tuple wins when it is importable
+                    "canary_mismatch", "tuned_elsewhere")
 REJECT_REASONS = ("queue_full", "timeout", "too_large", "unauthorized", "invalid")
 # dense around the 50 ms P99 objective, so histogram_quantile is accurate where the alert looks, and around the
 # load goals' 10 and 20 ms (a 10-20 ms bucket made a client-side 8 ms P99 read as 13 ms on the H200, session 8)
