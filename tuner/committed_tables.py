@@ -8,6 +8,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
     python -m tuner.committed_tables --confirm-row-rounds 1 --out-dir /tmp/r1   # the row entries' first round too
     python -m tuner.committed_tables --no-ab-reverts --out-dir /tmp/c   # what the last A/B measured as its candidate
     python -m tuner.committed_tables --no-prefetch-twins --out-dir /tmp/p   # graph choices without the L2 prefetch
+    python -m tuner.committed_tables --late-rounds 2 --out-dir /tmp/l   # with the late rounds (candidates, off)
 """
 from __future__ import annotations
 
@@ -147,6 +148,7 @@ GRID26_ROW_F32 = ("f32", f"{S26}/call11/grid_row/fp32/results.json.gz", f"{S26}/
 GRID25_ROW_F16 = ("f16", f"{S25}/grid_row/fp16/results.json.gz", f"{S25}/grid_row/tables/sm90_f16.json.gz")
 ROW_CONFIRM_ROUNDS += ({"f32": (GRID26_ROW_F32,), "f16": (GRID25_ROW_F16, GRID26_ROW_F32)},)
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 10
+
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
@@ -219,6 +221,26 @@ PREFETCH_CAPPED = {"col": ("sm90", "splitk"), "row": ("sm90", "splitk")}
 LT_IDENTITIES: str | None = "benchmarks/h200-2026-12-05-s39/call1/lt_identities_h200.json"
 
 
+# Late rounds: corrections from grids of the finished tables (every step above but the identities' stamps, which
+# change nothing on the H200 they were recorded on), applied after those steps, where each entry is what the grid
+# measured (a round among CONFIRM_ROUNDS runs before the A/B reverts and the twins, so it would find most of such a
+# grid's entries "changed since the benchmark"). Per round, one B layout. Candidates, off by default until an A/B on
+# the H200 (benchmarks/h200-2026-12-05-s40-prep/): session 39's grids of the tables of f550313, every competitor
+# graph-timed; the f16 table takes the f32 run's fp32-accumulating arms by their kernel-only figures only
+# ("f32:kernel": another run's per-call figures put on this run's scale are noise at a 3% margin; docs/notes.md,
+# session 40).
+def _late_round(f32_grid: str, f16_grid: str) -> dict:
+    f32 = ("f32", f"{f32_grid}/fp32/results.json.gz", f"{f32_grid}/tables/sm90_f32.json.gz")
+    return {"f32": (f32,), "f16": (("f16", f"{f16_grid}/fp16/results.json.gz", f"{f16_grid}/tables/sm90_f16.json.gz"),
+                                   ("f32:kernel", *f32[1:]))}
+
+
+S39 = "benchmarks/h200-2026-12-05-s39"
+LATE_ROUNDS = (_late_round(f"{S39}/call2/grid_col", f"{S39}/call3/grid_col"),
+               _late_round(f"{S39}/call1/grid_row", f"{S39}/call3/grid_row"))
+LATE_ROUNDS_BY_DEFAULT = 0
+
+
 def table_path(acc: str, directory: Path = TABLES) -> Path:
     return Path(directory) / f"sm90_{acc}.json"
 
@@ -268,9 +290,13 @@ def main(argv=None) -> int:
                    choices=range(len(ROW_CONFIRM_ROUNDS) + 1),
                    help=f"the same for the B row-major entries (ROW_CONFIRM_ROUNDS; default "
                         f"{ROW_CONFIRM_ROUNDS_BY_DEFAULT})")
+    p.add_argument("--late-rounds", type=int, default=LATE_ROUNDS_BY_DEFAULT, choices=range(len(LATE_ROUNDS) + 1),
+                   help=f"then the first N rounds from grids of the finished tables (LATE_ROUNDS; default "
+                        f"{LATE_ROUNDS_BY_DEFAULT})")
     p.add_argument("--snapshots", type=Path, default=None, metavar="DIR",
                    help="also write the table after each step: DIR/col0 (tuned), DIR/colN (col round N), DIR/row0, "
-                        "DIR/rowN (one build gives every round's table: tests/kernels/test_committed_tables.py)")
+                        "DIR/rowN, DIR/late0..lateN (one build gives every round's table: "
+                        "tests/kernels/test_committed_tables.py)")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
                    help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
     p.add_argument("--no-prefetch-twins", dest="prefetch_twins", action="store_false",
@@ -316,6 +342,13 @@ def main(argv=None) -> int:
                     capped = ["--family", family, "--cap-kb", str(L2_PREFETCH_CAP_KB)]
                     if rc := prefetch_twins.main(["--table", table, "--out", table, "--b-layout", layout, *capped]):
                         return rc
+            if args.late_rounds:
+                snapshot("late0")
+            for round_index in range(args.late_rounds):
+                if acc in LATE_ROUNDS[round_index] and \
+                        (rc := confirm.main(confirm_argv(acc, round_index, work, LATE_ROUNDS))):
+                    return rc
+                snapshot(f"late{round_index + 1}")
             if LT_IDENTITIES is not None:
                 table = str(table_path(acc, work))
                 if rc := lt_identity.main(["stamp", "--table", table, "--record", str(REPO / LT_IDENTITIES),

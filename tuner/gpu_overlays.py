@@ -22,7 +22,6 @@ the table as the runs before it corrected it), with the merged table it measured
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from pathlib import Path
 
@@ -111,8 +110,8 @@ def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | No
     return out, changed
 
 
-def _load(gpu: str, acc: str, results: str, measured: str, repo: Path) -> confirm.Run:
-    run = confirm.Run.load(acc, repo / results, repo / measured)
+def _load(gpu: str, acc: str, results: str, measured: str, repo: Path, kernel_only: bool = False) -> confirm.Run:
+    run = confirm.Run.load(acc, repo / results, repo / measured, kernel_only)
     if run.meta.get("gpu") != gpu or run.meta.get("acc", acc) != acc:
         raise ValueError(f"{results}: a run of {run.meta.get('gpu')!r} ({run.meta.get('acc')}), not of {gpu!r} ({acc})")
     return run
@@ -128,11 +127,8 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
     entries, rounds, run_meta = base["entries"], [], {}
     helpers = {}
     for results, measured in f32_runs if acc == "f16" else ():
-        helper = _load(gpu, "f32", results, measured, repo)
-        kernel_only = {mnk: {name: {k: v for k, v in result.items() if k != "call_us"}
-                             for name, result in competitors.items()}
-                       for mnk, competitors in helper.results.items()}
-        helpers[helper.b_layout] = dataclasses.replace(helper, results=kernel_only)
+        helper = _load(gpu, "f32", results, measured, repo, kernel_only=True)
+        helpers[helper.b_layout] = helper
     for results, measured in runs:
         run = _load(gpu, acc, results, measured, repo)
         meta = run.meta

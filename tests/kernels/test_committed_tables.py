@@ -161,3 +161,27 @@ def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(every
         assert after.meta["confirmed"] == before.meta["confirmed"]
         record = after.meta["confirmed_row"]
         assert record["graph"] + record["eager"] >= len(changed)
+
+
+def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsys):
+    """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts, off by
+    default): each round changes a few entries of its own layout, only where the grid's table had the same choice, and
+    is recorded after the rounds before it. Session 39's col round moves f16 graph choices the build's early rounds
+    could not (their entries differed from the grid's table there)."""
+    from tuner.committed_tables import LATE_ROUNDS, LATE_ROUNDS_BY_DEFAULT, main
+    assert LATE_ROUNDS_BY_DEFAULT == 0   # candidates until an A/B on the H200 (benchmarks/h200-2026-12-05-s40-prep/)
+    assert main(["--out-dir", str(tmp_path / "out"), "--acc", "f16", "--late-rounds", str(len(LATE_ROUNDS)),
+                 "--snapshots", str(tmp_path)]) == 0
+    capsys.readouterr()
+    start = load_tables("sm90", tmp_path / "late0")["f16"]   # the finished tables, before their identity stamps
+    built = [load_tables("sm90", tmp_path / f"late{rounds}")["f16"] for rounds in range(1, len(LATE_ROUNDS) + 1)]
+    before = start.entries
+    for rounds, after in enumerate(built, 1):
+        layout = ("col", "row")[rounds - 1]
+        changed = [key for key, entry in after.entries.items() if entry.graph != before[key].graph
+                   or entry.kernel != before[key].kernel]
+        assert 0 < len(changed) < 20 and all(key[3] == layout for key in changed), (rounds, changed)
+        record = after.meta[{"col": "confirmed", "row": "confirmed_row"}[layout]]
+        assert record["runs"] == ["f16", "f32:kernel"] and record["changed_since_benchmark"] == 0
+        assert record["after"] == start.meta[{"col": "confirmed", "row": "confirmed_row"}[layout]]
+        before = after.entries

@@ -252,3 +252,30 @@ def test_a_call_only_run_changes_nothing_it_cannot_check_kernel_only():
                                 "cuBLAS-tn": result(None, 100)}}  # eval_one_file.sh --timing call
     (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
     assert new == entry and (counts["graph"], counts["eager"]) == (0, 0)
+
+
+def test_a_run_loaded_kernel_only_judges_graph_choices_only(tmp_path):
+    # ACC:kernel on the command line: another run's per-call figures never judge an eager choice (session 40)
+    f16 = sm90_entry(acc="f16")
+    meta = {"arch": "sm90", "acc": "f16", "gpu": "H200", "date": "2026-12-05", "commit": "x", "driver": "580",
+            "cuda": "13.0", "torch": "2.11"}
+    (tmp_path / "in.json").write_text(json.dumps({"meta": meta, "entries": [f16]}))
+    (tmp_path / "in32.json").write_text(json.dumps({"meta": dict(meta, acc="f32"), "entries": [sm90_entry()]}))
+    own = [{"mnk": "4096_4096_128", "competitors": {"ours": result(100, 120), "torch.matmul": result(90, 110)}}]
+    # in the f32 run its ours is 20% faster both ways, on torch.matmul's scale
+    other = [{"mnk": "4096_4096_128", "competitors": {"ours": result(72, 88), "torch.matmul": result(90, 110)}}]
+    for name, shapes in (("own.json", own), ("other.json", other)):
+        (tmp_path / name).write_text(json.dumps({"meta": {"b_layout": "col"}, "shapes": shapes}))
+    out = tmp_path / "out" / "sm90_f16.json"
+    for mode, roles in (("f32", ("graph", "eager")), ("f32:kernel", ("graph",))):
+        assert main(["--table", str(tmp_path / "in.json"), "--out", str(out),
+                     "--run", f"f16={tmp_path / 'own.json'},{tmp_path / 'in.json'}",
+                     "--run", f"{mode}={tmp_path / 'other.json'},{tmp_path / 'in32.json'}"]) == 0
+        written = json.loads(out.read_text())
+        record = written["meta"]["confirmed"]
+        assert (record["runs"], record["graph"], record["eager"]) == (["f16", mode], 1, len(roles) - 1)
+        (entry,) = written["entries"]
+        assert (entry.get("acc") == "f32") == ("eager" in roles) and entry.get("graph", entry)["acc"] == "f32"
+    with pytest.raises(SystemExit):
+        main(["--table", str(tmp_path / "in.json"), "--out", str(out),
+              "--run", f"f16:call={tmp_path / 'own.json'},{tmp_path / 'in.json'}"])
