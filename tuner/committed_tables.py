@@ -148,7 +148,6 @@ GRID26_ROW_F32 = ("f32", f"{S26}/call11/grid_row/fp32/results.json.gz", f"{S26}/
 GRID25_ROW_F16 = ("f16", f"{S25}/grid_row/fp16/results.json.gz", f"{S25}/grid_row/tables/sm90_f16.json.gz")
 ROW_CONFIRM_ROUNDS += ({"f32": (GRID26_ROW_F32,), "f16": (GRID25_ROW_F16, GRID26_ROW_F32)},)
 ROW_CONFIRM_ROUNDS_BY_DEFAULT = 10
-
 # Last, the A/Bs' own verdicts (tuner/ab_revert.py): an entry whose new graph choice ran slower than the one it
 # replaced, by >= 3% in both roles, takes the old one back. Session 13's A/B of the splitk records: 1 entry
 # (128x64x2048 f32 col, 0.94x in both roles). Session 14's A/B of the splitk cluster records: see its call3 folder.
