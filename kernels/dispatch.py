@@ -51,6 +51,7 @@ B_LAYOUTS = ("row", "col")
 ACCS = ("f32", "f16")
 Launcher = Callable[[Any, Any, Any], Any]  # run(a, b, out) -> out, on torch's current stream
 LT_ALIGN_BYTES = 256  # operand alignment a tuned cuBLASLt index refers to (the tuner's: tuner/lt_arms.py)
+FALLBACK_F16_ACC = "f32"  # the cuBLAS fallback's accumulator for an fp16-accumulation request (step 5 above)
 PAD_LOOKUP_ALIGN = 8  # step 3 pads only shapes whose N or K is not a multiple of this (fp16 x 8 = 16 bytes)
 
 
@@ -191,7 +192,7 @@ class Dispatcher:
                  lt_align_bytes: int = LT_ALIGN_BYTES,
                  not_built_errors: tuple[type, ...] | None = None,
                  predictor: Callable[..., Any] | None = None, pad: bool = True, max_pad_ratio: float = 1.25,
-                 pad_budget_bytes: int = 512 << 20, nearest: float = 0.0, fallback_f16_acc: str = "f32",
+                 pad_budget_bytes: int = 512 << 20, nearest: float = 0.0, fallback_f16_acc: str = FALLBACK_F16_ACC,
                  canary_rate: float = 0.0,
                  tolerance: Callable[[str, int], float] = canary_tolerance,
                  on_event: Callable[[DispatchEvent], None] | None = None, rng: random.Random | None = None,

@@ -314,21 +314,25 @@ def main(argv=None) -> int:
                     (args.snapshots / step).mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(table_path(acc, work), table_path(acc, args.snapshots / step))
 
+            def apply_rounds(rounds: tuple, count: int, step: str) -> int:
+                """The first `count` of `rounds` (tuner.confirm), a snapshot after each (step1, step2, ...)."""
+                for round_index in range(count):
+                    if acc in rounds[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work,
+                                                                                       rounds))):
+                        return rc
+                    snapshot(f"{step}{round_index + 1}")
+                return 0
+
             if rc := retable.main(retable_argv(acc, work, tuple(extra))):
                 return rc
             snapshot("col0")
-            for round_index in range(args.confirm_rounds):
-                if acc in CONFIRM_ROUNDS[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work))):
-                    return rc
-                snapshot(f"col{round_index + 1}")
+            if rc := apply_rounds(CONFIRM_ROUNDS, args.confirm_rounds, "col"):
+                return rc
             if ROW_RECORDS and (rc := retable.main(row_retable_argv(acc, work, tuple(extra)))):
                 return rc
             snapshot("row0")
-            for round_index in range(args.confirm_row_rounds):
-                if acc in ROW_CONFIRM_ROUNDS[round_index] and \
-                        (rc := confirm.main(confirm_argv(acc, round_index, work, ROW_CONFIRM_ROUNDS))):
-                    return rc
-                snapshot(f"row{round_index + 1}")
+            if rc := apply_rounds(ROW_CONFIRM_ROUNDS, args.confirm_row_rounds, "row"):
+                return rc
             for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
                 if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):
                     return rc
@@ -343,11 +347,8 @@ def main(argv=None) -> int:
                         return rc
             if args.late_rounds:
                 snapshot("late0")
-            for round_index in range(args.late_rounds):
-                if acc in LATE_ROUNDS[round_index] and \
-                        (rc := confirm.main(confirm_argv(acc, round_index, work, LATE_ROUNDS))):
-                    return rc
-                snapshot(f"late{round_index + 1}")
+            if rc := apply_rounds(LATE_ROUNDS, args.late_rounds, "late"):
+                return rc
             if LT_IDENTITIES is not None:
                 table = str(table_path(acc, work))
                 if rc := lt_identity.main(["stamp", "--table", table, "--record", str(REPO / LT_IDENTITIES),

@@ -60,25 +60,19 @@ def _key(entry: dict) -> tuple:
     return entry["m"], entry["n"], entry["k"], entry["b_layout"]
 
 
-def _fallback_f16_acc() -> str:
-    """The accumulator the dispatcher's cuBLAS fallback runs an f16 request with (Dispatcher's default)."""
-    import inspect
-
-    from kernels.dispatch import Dispatcher
-
-    return inspect.signature(Dispatcher.__init__).parameters["fallback_f16_acc"].default
-
-
 def ran_instead(entries: list[dict], run: confirm.Run, f32_run: confirm.Run | None = None) -> tuple[list[dict], int]:
     """The entries with each cuBLASLt choice that this card could not run replaced by the cuBLAS arm that ran in its
     place, and how many roles changed. A tuned cuBLASLt algorithm absent from the card's heuristic list (its identity,
     `config.algo`) falls back to cuBLAS (`tuned_elsewhere`; `kernel_error` and a quarantine until session 40, whose
-    H100 grids show it on 10 row / 22 col f32 shapes); in the overlay the card dispatches that cuBLAS arm directly. Its time is the run's cuBLAS baseline (the
-    same arm); for an f16 run the fallback accumulates in fp32 (Dispatcher's `fallback_f16_acc`), so it is the f32
-    run's cuBLAS baseline on the f16 run's scale (tuner.confirm.candidates), and without `f32_run` the entry is left
-    to fall back. Only entries still as the run measured them, as in tuner.confirm."""
+    H100 grids show it on 10 row / 22 col f32 shapes); in the overlay the card dispatches that cuBLAS arm directly.
+    Its time is the run's cuBLAS baseline (the same arm); for an f16 run the fallback accumulates in fp32
+    (`kernels.dispatch.FALLBACK_F16_ACC`), so it is the f32 run's cuBLAS baseline on the f16 run's scale
+    (tuner.confirm.candidates), and without `f32_run` the entry is left to fall back. Only entries still as the run
+    measured them, as in tuner.confirm."""
+    from kernels.dispatch import FALLBACK_F16_ACC   # here, not at import: kernels.dispatch imports torch
+
     cublas = f"cuBLAS-{confirm.LAYOUT_SUFFIX[run.b_layout]}"
-    run_acc = _fallback_f16_acc() if run.acc == "f16" else run.acc
+    run_acc = FALLBACK_F16_ACC if run.acc == "f16" else run.acc
     arm = confirm.baseline_arm(cublas, {}, run.b_layout)
     if run_acc != run.acc:
         arm["acc"] = run_acc
