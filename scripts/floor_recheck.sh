@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The shapes a grid run put below the 0.97x floor, timed again in ROUNDS fresh eval runs (tuner/floor_recheck.py says
+# why; scripts/h200_eval.sh times them, every competitor checked first, as in the grid), then the report:
+#   OUT=dir FIRST=grid/results.json.gz B_LAYOUT=col ACC=fp32 BASELINES=torch.matmul,cuBLAS-tn ROUNDS=3 DEADLINE=150 \
+#     bash scripts/floor_recheck.sh
+# DEADLINE (s) is split over the rounds; BENCH_S (default 0.4, twice the grid's) per competitor and shape.
+set -uo pipefail
+OUT=${OUT:-floor_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+ROUNDS=${ROUNDS:-3}; BASELINES=${BASELINES:-torch.matmul}; STATE=$(mktemp -d /tmp/floor_recheck.XXXX)
+python3 -m tuner.floor_recheck pick --results "$FIRST" --baselines "$BASELINES" --out "$STATE/shapes.txt" \
+  2>> "$OUT/summary.txt"
+cp "$STATE/shapes.txt" "$OUT/"
+[ -s "$STATE/shapes.txt" ] || exit 0
+rounds=()
+for r in $(seq 1 "$ROUNDS"); do
+  OUT=$STATE/out$r GRID=$STATE/shapes.txt ACCS=$ACC B_LAYOUT=$B_LAYOUT BASELINES=$BASELINES STATE=$STATE/round$r \
+    DEADLINE=$(( ${DEADLINE:-150} / ROUNDS )) WARMUP_S=0.1 BENCH_S=${BENCH_S:-0.4} SKIP_ENV=1 \
+    bash scripts/h200_eval.sh > "$STATE/round$r.log" 2>&1
+  f=$STATE/round$r/eval_$ACC/results.json
+  [ -f "$f" ] && rounds+=("$f") && cp "$f" "$OUT/round$r.json"
+done
+[ ${#rounds[@]} -gt 0 ] || { echo "no round finished" >> "$OUT/summary.txt"; exit 1; }
+python3 -m tuner.floor_recheck report --results "$FIRST" --rounds "${rounds[@]}" --baselines "$BASELINES" \
+  --out "$OUT" >> "$OUT/summary.txt"

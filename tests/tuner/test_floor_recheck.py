@@ -1,0 +1,103 @@
+"""tuner.floor_recheck: which shapes a grid put below the floor, and the verdict once fresh runs timed them again."""
+import json
+
+import pytest
+
+from tuner import floor_recheck as fr
+
+
+def run(speedups: dict[str, dict[str, float]], timing: str = "kernel") -> dict:
+    """A results.json with ours' speedup per shape and baseline for one timing."""
+    return {"shapes": [{"mnk": mnk, "speedup": {timing: dict(s)}} for mnk, s in speedups.items()]}
+
+
+GRID = run({"64_64_64": {"torch.matmul": 0.95, "cuBLAS-tn": 1.01},
+            "128_64_64": {"torch.matmul": 1.20, "cuBLAS-tn": 0.90},
+            "256_64_64": {"torch.matmul": 0.80, "cuBLAS-tn": 0.96},
+            "512_64_64": {"torch.matmul": 1.00}})
+
+
+def test_pick_lists_a_shape_below_the_floor_against_any_named_baseline_once():
+    assert fr.pick([GRID], "kernel", ["torch.matmul", "cuBLAS-tn"]) == ["64_64_64", "128_64_64", "256_64_64"]
+    assert fr.pick([GRID], "kernel", ["torch.matmul"]) == ["64_64_64", "256_64_64"]
+    assert fr.pick([GRID], "call", ["torch.matmul"]) == []
+
+
+@pytest.mark.parametrize("first, rounds, expected", [
+    (0.95, [0.96, 0.93], fr.BELOW),
+    (0.95, [0.96, 0.99], fr.SPREAD),
+    (0.95, [0.98, 1.02], fr.ABOVE),
+    (0.95, [0.97], fr.ABOVE),          # the floor itself is not below it
+    (None, [0.90], fr.BELOW),
+])
+def test_verdict(first, rounds, expected):
+    assert fr.verdict(first, rounds) == expected
+
+
+def test_verdict_needs_a_round():
+    with pytest.raises(ValueError):
+        fr.verdict(0.9, [])
+
+
+def test_report_sets_each_round_beside_the_grid_and_counts_per_baseline():
+    rounds = [run({"64_64_64": {"torch.matmul": 0.99, "cuBLAS-tn": 1.0}, "128_64_64": {"cuBLAS-tn": 0.91},
+                   "256_64_64": {"torch.matmul": 0.85, "cuBLAS-tn": 0.95}}),
+              run({"64_64_64": {"torch.matmul": 1.01}, "128_64_64": {"cuBLAS-tn": 0.99},
+                   "256_64_64": {"torch.matmul": 0.86, "cuBLAS-tn": 0.97}})]
+    rep = fr.report(GRID, rounds, "kernel", ["torch.matmul", "cuBLAS-tn"])
+    got = {(r["mnk"], r["baseline"]): r for r in rep["rows"]}
+    assert set(got) == {("64_64_64", "torch.matmul"), ("256_64_64", "torch.matmul"),
+                        ("128_64_64", "cuBLAS-tn"), ("256_64_64", "cuBLAS-tn")}
+    assert got[("64_64_64", "torch.matmul")]["verdict"] == fr.ABOVE
+    assert got[("256_64_64", "torch.matmul")]["verdict"] == fr.BELOW
+    assert got[("256_64_64", "torch.matmul")]["rounds"] == [0.85, 0.86]
+    assert got[("256_64_64", "torch.matmul")]["min"] == 0.80
+    assert got[("128_64_64", "cuBLAS-tn")]["verdict"] == fr.SPREAD
+    assert got[("256_64_64", "cuBLAS-tn")]["verdict"] == fr.SPREAD
+    assert got[("256_64_64", "cuBLAS-tn")]["median"] == pytest.approx(0.96)
+    assert rep["counts"]["torch.matmul"] == {fr.BELOW: 1, fr.SPREAD: 0, fr.ABOVE: 1, "untimed": 0}
+    assert rep["counts"]["cuBLAS-tn"] == {fr.BELOW: 0, fr.SPREAD: 2, fr.ABOVE: 0, "untimed": 0}
+    assert "| torch.matmul | 1 | 0 | 1 | 0 |" in fr.format_report(rep)
+
+
+def test_a_shape_no_round_timed_is_untimed_not_passed():
+    rep = fr.report(GRID, [run({"64_64_64": {"torch.matmul": 1.0}})], "kernel", ["torch.matmul"])
+    assert [u["mnk"] for u in rep["untimed"]] == ["256_64_64"]
+    assert rep["counts"]["torch.matmul"]["untimed"] == 1
+    assert [r["mnk"] for r in rep["rows"]] == ["64_64_64"]
+
+
+def test_cli_pick_then_report(tmp_path, capsys):
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(GRID))
+    shapes = tmp_path / "shapes.txt"
+    assert fr.main(["pick", "--results", str(grid), "--baselines", "torch.matmul", "--out", str(shapes)]) == 0
+    assert shapes.read_text().split() == ["64_64_64", "256_64_64"]
+    again = tmp_path / "r1.json"
+    again.write_text(json.dumps(run({"64_64_64": {"torch.matmul": 0.96}, "256_64_64": {"torch.matmul": 0.99}})))
+    out = tmp_path / "rep"
+    assert fr.main(["report", "--results", str(grid), "--rounds", str(again), "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["counts"]["torch.matmul"] == {"below": 1, "within spread": 0, "above": 1, "untimed": 0}
+    assert (out / "report.md").read_text() in capsys.readouterr().out
+
+
+def with_choice(results: dict, choices: dict[str, tuple]) -> dict:
+    for rec in results["shapes"]:
+        eager, graph = choices[rec["mnk"]]
+        rec["competitors"] = {"ours": {"info": {"kernel": eager, "graph_kernel": graph}}}
+    return results
+
+
+def test_report_counts_rounds_whose_ours_ran_another_kernel():
+    first = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}), {"64_64_64": ("sm90_a", "cublas")})
+    same = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}), {"64_64_64": ("sm90_b", "cublas")})
+    other = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}), {"64_64_64": ("sm90_a", None)})
+    rep = fr.report(first, [same, other], "kernel", ["torch.matmul"])
+    assert rep["rows"][0]["choice"] == "cublas"
+    assert rep["rows"][0]["other_choice"] == 1       # the graph choice decides kernel-only; none falls to the eager
+
+    first_call = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}, "call"), {"64_64_64": ("sm90_a", "x")})
+    again_call = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}, "call"), {"64_64_64": ("sm90_b", "x")})
+    row = fr.report(first_call, [again_call], "call", ["torch.matmul"])["rows"][0]
+    assert (row["choice"], row["other_choice"]) == ("sm90_a", 1)   # per call, the eager choice decides
