@@ -217,6 +217,7 @@ def main(argv=None) -> int:
     import torch
 
     import kernels
+    import kernels.torch_op  # noqa: F401  registers torch.ops.hgemm.gemm
     from kernels.cublas import CublasArm
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -247,6 +248,8 @@ def main(argv=None) -> int:
         (f"kernels.gemm (cached; runs {sel.kernel}, fallback={sel.fallback})",
          lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc, out=out)),
         ("kernels.gemm, allocating out", lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),
+        ("torch.ops.hgemm.gemm (kernels.torch_op), allocating out",
+         lambda a, b, out: torch.ops.hgemm.gemm(a, b, args.b_layout, args.acc)),
         ("selection.run (prepared launcher only)", lambda a, b, out: sel.run(a, b, out)),
         ("CublasArm('gemmex') direct", lambda a, b, out: gemmex_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
         ("CublasArm('lt_heuristic') direct",

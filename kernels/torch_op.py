@@ -5,7 +5,8 @@
     c = kernels.torch_op.gemm(x, w, b_layout="col")           # x @ wᵀ, keywords as kernels.gemm takes them
 
 `kernels.gemm` stays the fast path: on a shape it has seen, one C call picks and launches the kernel. The operator
-goes through PyTorch's dispatcher first (a few µs more per call) and gives a model what it needs:
+goes through PyTorch's dispatcher and torch.library's Python layer first (12 µs more per call on a 2-core CPU
+box, CPU backend, 8×8×8; none under CUDA-graph replay) and gives a model what it needs:
 - torch.compile traces through it: the fake implementation gives C's shape and dtype without running anything, and
   the compiled graph calls the operator as one opaque node, so the tuned choice runs (inductor neither fuses into it
   nor replaces it with its own mm);
