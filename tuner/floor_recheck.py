@@ -89,8 +89,8 @@ def report(first: dict, rounds: list[dict], timing: str, baselines: list[str], f
             untimed.append({"mnk": mnk, "baseline": b, "grid": v})
             continue
         rows.append({"mnk": mnk, "baseline": b, "grid": v, "rounds": again, "median": statistics.median(again),
-                     "min": min(again + [v]), "max": max(again + [v]), "verdict": verdict(v, again, floor), "choice": first_choice.get(mnk),
-                     "other_choice": other})
+                     "min": min(again + [v]), "max": max(again + [v]), "verdict": verdict(v, again, floor),
+                     "choice": first_choice.get(mnk), "other_choice": other})
     counts = {b: {k: sum(1 for r in rows if r["baseline"] == b and r["verdict"] == k) for k in (BELOW, SPREAD, ABOVE)}
               for b in baselines}
     for b in baselines:
@@ -100,7 +100,7 @@ def report(first: dict, rounds: list[dict], timing: str, baselines: list[str], f
 
 
 def format_report(rep: dict) -> str:
-    lines = [f"## shapes a grid put below {rep['floor']}x, timed again in {rep['rounds']} fresh runs "
+    lines = [f"## shapes a grid put below {rep['floor']}x, timed again in {rep['rounds']} more runs "
              f"({rep['timing']} timing)", "",
              "| baseline | below in every run | within spread | above in every later run | not timed again |",
              "|---|---|---|---|---|"]
