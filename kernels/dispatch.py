@@ -527,6 +527,8 @@ class Dispatcher:
         dtype, shapes, strides and device before launching anything), so the cached path checks nothing twice. When
         a variant raises, the operands are checked here first: a caller's mistake is re-raised as such and never
         quarantines a kernel. canary: this call is a fast-path canary sample."""
+        if a.dim() != 2 or b.dim() != 2:
+            raise ValueError(f"a and b must be 2-D, got {a.dim()}-D and {b.dim()}-D")
         m, k = a.shape
         if b_layout == "row":
             kb, n = b.shape

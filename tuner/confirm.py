@@ -185,7 +185,6 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
     return out, counts
 
 
-
 def with_picks(entry: dict, acc: str, picks: dict) -> dict:
     """The entry with its eager and/or graph choice replaced; "graph" kept only where it differs from eager."""
     if not picks:
