@@ -229,6 +229,19 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
+    if not torch.cuda.is_available():
+        print("error: no CUDA device", file=sys.stderr)
+        return 2
+    torch.cuda.set_device(args.gpu_device_id)
+    # no autograd while timing, scoped: the GPU suites call main in-process, and a global switch left every later
+    # test of the process without grad (session 42: the torch_op backward tests failed after test_gpu_eval)
+    with torch.no_grad():
+        return _run(args, argv)
+
+
+def _run(args, argv) -> int:
+    import torch
+
     from tuner import competitors as comp
     from tuner import env_info
     from tuner.evaluate import evaluate_shape
@@ -236,11 +249,6 @@ def main(argv=None) -> int:
     from tuner.results import format_table, write_results
     from tuner.timing import host_probe
 
-    if not torch.cuda.is_available():
-        print("error: no CUDA device", file=sys.stderr)
-        return 2
-    torch.cuda.set_device(args.gpu_device_id)
-    torch.set_grad_enabled(False)
     meta = env_info.collect(args.gpu_device_id)
     tiny = torch.empty(1, device="cuda")
     meta["host_probe_us"] = host_probe(torch.cuda.synchronize, lambda: tiny.fill_(1.0))

@@ -35,9 +35,11 @@ REPO = Path(__file__).resolve().parents[1]
 # (results, the table the run measured). Session 38: the f32 grids on an H100 SXM, both layouts, tables of 4e11453
 # (row 913 of 1000 shapes before its deadline, col all 1000). Session 40: the same card's f32 grids of ba342d8 (the
 # tables with the cuBLASLt identities, the overlay of session 39 on; all 1000 shapes each), its f16 row grid (976), and
-# an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on).
+# an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on). Session 42: the f16 col grid of 69bf10e,
+# all 1000 shapes, both overlays of session 40 on.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
+S42 = "benchmarks/h100-2026-12-05-s42"
 OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "NVIDIA H100 80GB HBM3": {
         "f32": ((f"{S38}/call1/grid_row/fp32/results.json.gz", f"{S38}/call1/grid_row/tables/sm90_f32.json.gz"),
@@ -45,7 +47,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
                 (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
         "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
-                (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz")),
+                (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz"),
+                (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz")),
     },
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)

@@ -5,6 +5,7 @@
 # `ours` is the dispatcher's default, which on an H100 lays the overlay on itself. ACCS: the overlays' accumulators
 # (default "fp32", as prepared; session 40 added the f16 overlay: ACCS="fp32 fp16", 35 / 68 f32 and 54 / 37 f16
 # shapes row / col, ~4 x 2 x AB_DL s). ~2 roles x AB_DL s (default 60) per layout and accumulator with shapes.
+# LAYOUTS (default "row col"): the B layouts to A/B (session 42: col only, where the f16 overlay grew).
 #   HGEMM_COMMIT=<sha> ACCS="fp32 fp16" CALL=call1 bash benchmarks/h100-2026-12-05-s38/overlay_ab.sh
 set -u
 source scripts/device_prologue.sh
@@ -25,7 +26,7 @@ for acc_dir in sys.argv[2].split():
         open(f"/tmp/overlay_{layout}_{acc_dir}.txt", "w").write("".join(s + "\n" for s in shapes))
         print(f"{acc} {layout}: {len(shapes)} overlay shapes")
 PY
-for layout in row col; do
+for layout in ${LAYOUTS:-row col}; do
   accs=""
   for acc in ${ACCS:-fp32}; do [ -s /tmp/overlay_${layout}_$acc.txt ] && accs="$accs $acc"; done
   [ -n "$accs" ] || continue

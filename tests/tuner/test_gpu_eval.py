@@ -76,6 +76,9 @@ def test_a_per_shape_variant_competes_as_ours_name_checked_and_timed(acc, tmp_pa
     assert results["shapes"][0]["host"] == results["meta"]["host"] != "unknown" and results["meta"]["host_cpu"]
     probe = results["meta"]["host_probe_us"]
     assert probe["tiny_op"] > probe["sync_only"] > 0
+    import torch
+
+    assert torch.is_grad_enabled()  # main times without autograd, scoped: the process's later tests keep grad
 
 
 def test_call_anatomy_splits_every_competitors_call():

@@ -247,10 +247,12 @@ def test_an_f16_overlay_takes_the_cards_f32_arms_for_graphs_only():
     took_f32 = 0
     for entry in data["entries"]:
         old = before[key(entry)]
-        # per call, another run's figures are too noisy for the 3% margin: an eager choice changes only to the
-        # cuBLAS arm that ran in place of a cuBLASLt algorithm the card lacks (the fallback accumulates in fp32)
-        if gpu_overlays.confirm.choice(entry, "eager") != gpu_overlays.confirm.choice(old, "eager"):
-            assert (old["kernel"], entry["kernel"], entry.get("acc")) == ("cublaslt", "cublas", "f32")
+        # per call, another run's figures are too noisy for the 3% margin: an eager choice takes an f32 run's arm
+        # only where it is the cuBLAS arm that ran in place of a cuBLASLt algorithm the card lacks (the fallback
+        # accumulates in fp32); the f16 runs' own arms may win per call (session 42's col grid: 16384×16384×512)
+        if (gpu_overlays.confirm.choice(entry, "eager") != gpu_overlays.confirm.choice(old, "eager")
+                and entry.get("acc") == "f32"):
+            assert (old["kernel"], entry["kernel"]) == ("cublaslt", "cublas")
         took_f32 += entry.get("graph", entry).get("acc") == "f32" != old.get("graph", old).get("acc")
     assert took_f32 and len(data["entries"]) > len(alone["entries"])
     worst = next(e for e in data["entries"] if key(e) == (1024, 1024, 16384, "row"))   # 0.70x of torch.matmul there
