@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 # (row 913 of 1000 shapes before its deadline, col all 1000). Session 40: the same card's f32 grids of ba342d8 (the
 # tables with the cuBLASLt identities, the overlay of session 39 on; all 1000 shapes each), its f16 row grid (976), and
 # an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on). Session 42: the f16 col grid of 69bf10e,
-# all 1000 shapes, both overlays of session 40 on.
+# all 1000 shapes, both overlays of session 40 on; its call 4 the same grid again, the f16 overlay grown by call 2 on.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -48,7 +48,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
         "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
                 (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz"),
-                (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz")),
+                (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz"),
+                (f"{S42}/call4/grid_col/fp16/results.json.gz", f"{S42}/call4/grid_col/tables/sm90_f16.json.gz")),
     },
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
