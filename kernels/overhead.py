@@ -250,6 +250,8 @@ def main(argv=None) -> int:
         ("kernels.gemm, allocating out", lambda a, b, out: kernels.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),
         ("torch.ops.hgemm.gemm (kernels.torch_op), allocating out",
          lambda a, b, out: torch.ops.hgemm.gemm(a, b, args.b_layout, args.acc)),
+        ("kernels.torch_op.gemm, plain eager (no operator layer), allocating out",
+         lambda a, b, out: kernels.torch_op.gemm(a, b, b_layout=args.b_layout, acc=args.acc)),
         ("selection.run (prepared launcher only)", lambda a, b, out: sel.run(a, b, out)),
         ("CublasArm('gemmex') direct", lambda a, b, out: gemmex_arm(a, b, out, b_layout=args.b_layout, acc=args.acc)),
         ("CublasArm('lt_heuristic') direct",

@@ -48,6 +48,38 @@ def test_operands_that_are_not_contiguous_are_made_so():
     assert torch.equal(torch_op.gemm(at, b), torch_op.gemm(a, b))
 
 
+def test_the_operator_layer_is_skipped_only_in_plain_eager_code():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    a, b = operands(8, 16, 24, "row", seed=4)
+    assert torch_op._plain_eager(a, b)
+    needs_grad = a.clone().requires_grad_()
+    assert not torch_op._plain_eager(needs_grad, b)            # autograd must record the operator
+    with torch.no_grad():
+        assert torch_op._plain_eager(needs_grad, b)
+    with torch.inference_mode():
+        assert torch_op._plain_eager(a, b)
+    with FakeTensorMode() as mode:
+        assert not torch_op._plain_eager(mode.from_tensor(a), mode.from_tensor(b))
+
+    class Seen(TorchDispatchMode):                             # a tracer sees the operator, not what it runs
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Seen() as seen:
+        c = torch_op.gemm(a, b)
+    assert "hgemm.gemm.default" in seen.ops and torch.equal(c, torch_op.gemm(a, b))
+    under_vmap = []                                            # vmap's batched tensors are of type torch.Tensor
+    torch.vmap(lambda x: under_vmap.append(torch_op._plain_eager(x, b)) or x)(torch.stack([a, a]))
+    assert under_vmap == [False]
+
+
 @pytest.mark.parametrize("a, b, layout, error", [
     (torch.zeros(4, 8, dtype=torch.half), torch.zeros(9, 5, dtype=torch.half), "row", ValueError),   # K 8 vs 9
     (torch.zeros(4, 8, dtype=torch.half), torch.zeros(5, 9, dtype=torch.half), "col", ValueError),
@@ -58,6 +90,8 @@ def test_operands_that_are_not_contiguous_are_made_so():
 def test_bad_operands_raise_in_eager_and_in_the_fake_implementation(a, b, layout, error):
     with pytest.raises(error):
         torch.ops.hgemm.gemm(a, b, layout, "f32")
+    with pytest.raises(error):
+        torch_op.gemm(a, b, b_layout=layout)                    # plain eager: kernels.gemm's own checks
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode() as mode, pytest.raises(error):
