@@ -6,8 +6,8 @@
 
 `kernels.gemm` stays the fast path: on a shape it has seen, one C call picks and launches the kernel. The operator
 goes through PyTorch's dispatcher and torch.library's Python layer first (19.4 against kernels.gemm's 6.1 µs host
-time per call on an H100 host, session 42; none under CUDA-graph replay), so `gemm` below takes it only where it is
-needed, and gives a model what it needs:
+time per call on an H100 host, session 42; none under CUDA-graph replay), and `gemm` below takes it only where it is
+needed. What it gives a model:
 - torch.compile traces through it: the fake implementation gives C's shape and dtype without running anything, and
   the compiled graph calls the operator as one opaque node, so the tuned choice runs (inductor neither fuses into it
   nor replaces it with its own mm);
