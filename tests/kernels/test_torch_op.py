@@ -140,6 +140,33 @@ def test_torch_compile_traces_through_the_op(b_layout):
     assert torch.equal(compiled(a, b), layer(a, b))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:torch.jit")   # torch's own import of torch.jit.script_method
+def test_inductor_keeps_the_op_as_one_call_forward_and_backward():
+    """torch.compile's default backend: the generated code calls the operator (inductor neither lowers it to its own
+    mm nor fuses into it): once forward, twice backward (dA, dW); forward and gradients equal eager's."""
+    from torch._inductor.utils import run_and_get_code
+
+    def layer(x, w, bias):
+        return torch.relu(torch_op.gemm(x, w, b_layout="col") + bias)
+
+    x, w = operands(16, 32, 48, "col", seed=8, requires_grad=True)
+    bias = torch.randn(32, generator=torch.Generator().manual_seed(9)).half()
+    torch._dynamo.reset()
+
+    def step():
+        y = torch.compile(layer, fullgraph=True)(x, w, bias)
+        y.sum().backward()
+        return y
+
+    y, code = run_and_get_code(step)
+    assert [sum("hgemm.gemm.default(" in line for line in c.splitlines()) for c in code] == [1, 2]
+    grads = x.grad, w.grad
+    x.grad = w.grad = None
+    expected = layer(x, w, bias)
+    expected.sum().backward()
+    assert torch.equal(y, expected) and torch.equal(grads[0], x.grad) and torch.equal(grads[1], w.grad)
+
+
 def test_opcheck_passes():
     a, b = operands(8, 16, 24, "row", requires_grad=True)
     torch.library.opcheck(torch.ops.hgemm.gemm.default, (a, b, "row", "f32"))
