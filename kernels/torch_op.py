@@ -2,7 +2,8 @@
 
     import kernels.torch_op                                   # registers the operator (once per process)
     c = torch.ops.hgemm.gemm(a, b, "row", "f32")              # the same semantics as kernels.gemm (Contract 1)
-    c = kernels.torch_op.gemm(x, w, b_layout="col")           # x @ wᵀ, keywords as kernels.gemm takes them
+    c = kernels.torch_op.gemm(x, w, b_layout="col")           # x @ wᵀ, keywords as kernels.gemm takes them;
+                                                              # x may be …×K (batch dims folded into M)
 
 `kernels.gemm` stays the fast path: on a shape it has seen, one C call picks and launches the kernel. The operator
 goes through PyTorch's dispatcher and torch.library's Python layer first (19.4 against kernels.gemm's 6.1 µs host
@@ -87,10 +88,16 @@ _gemm.register_autograd(_backward, setup_context=_setup_context)
 
 def gemm(a: torch.Tensor, b: torch.Tensor, *, b_layout: str = "row", acc: str = "f32") -> torch.Tensor:
     """C = A @ B through `torch.ops.hgemm.gemm` (differentiable, traceable by torch.compile); in plain eager code with
-    nothing to differentiate, `kernels.gemm` directly (the same call the operator makes, without its layer)."""
+    nothing to differentiate, `kernels.gemm` directly (the same call the operator makes, without its layer).
+    `a` may have leading batch dimensions (…×K, as F.linear takes x): they are one GEMM of M = their product."""
+    lead = a.shape[:-1] if isinstance(a, torch.Tensor) and a.dim() > 2 else None
+    if lead is not None:
+        a = a.reshape(-1, a.shape[-1])
     if _plain_eager(a, b):
-        return kernels.gemm(a.contiguous(), b.contiguous(), b_layout=b_layout, acc=acc)
-    return torch.ops.hgemm.gemm(a, b, b_layout, acc)
+        c = kernels.gemm(a.contiguous(), b.contiguous(), b_layout=b_layout, acc=acc)
+    else:
+        c = torch.ops.hgemm.gemm(a, b, b_layout, acc)
+    return c if lead is None else c.reshape(*lead, c.shape[-1])
 
 
 def _plain_eager(a: torch.Tensor, b: torch.Tensor) -> bool:
