@@ -100,12 +100,17 @@ def gemm(a: torch.Tensor, b: torch.Tensor, *, b_layout: str = "row", acc: str = 
     return c if lead is None else c.reshape(*lead, c.shape[-1])
 
 
+# tensor types with nothing of their own to dispatch (a model's weights are nn.Parameter, which disables
+# __torch_function__ and behaves as a plain tensor)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
 def _plain_eager(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether the operator's layer would add nothing but time (~13 µs per call on an H100 host, session 42): no
     gradient to record, no tracer (torch.compile, export, make_fx), no fake, functional or other tensor subclass, no
     dispatch or torch-function mode, no functorch transform (vmap's batched tensors look like plain ones). Anything
     else goes through the operator, which each of them understands or rejects."""
-    return (type(a) is torch.Tensor and type(b) is torch.Tensor
+    return (type(a) in _PLAIN and type(b) in _PLAIN
             and not (torch.is_grad_enabled() and (a.requires_grad or b.requires_grad))
             and not torch.compiler.is_compiling()
             and _get_current_dispatch_mode() is None

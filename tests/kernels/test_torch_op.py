@@ -77,6 +77,8 @@ def test_the_operator_layer_is_skipped_only_in_plain_eager_code():
     assert not torch_op._plain_eager(needs_grad, b)            # autograd must record the operator
     with torch.no_grad():
         assert torch_op._plain_eager(needs_grad, b)
+        assert torch_op._plain_eager(a, torch.nn.Parameter(b))          # a model's weight, in inference
+    assert not torch_op._plain_eager(a, torch.nn.Parameter(b))          # ... and in training
     with torch.inference_mode():
         assert torch_op._plain_eager(a, b)
     with FakeTensorMode() as mode:
