@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tuner.confirm import MARGIN, with_picks, choice
+from tuner.confirm import MARGIN, choice, with_picks
 from tuner.results import read_json
 
 
