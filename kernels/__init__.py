@@ -5,6 +5,7 @@ loaded and launched (runtime), chosen per shape (dispatch), with cuBLAS arms (cu
     c = kernels.gemm(a, b, b_layout="row", acc="f32")   # a: M×K fp16; b: K×N ("row") or N×K ("col"); c: M×N fp16
     d = kernels.get_dispatcher()                          # the process-wide Dispatcher of the current device
     import kernels.torch_op                               # torch.ops.hgemm.gemm: for torch.compile and autograd
+    from kernels.linear import swap_linears              # a model's fp16 nn.Linear layers on the tuned GEMM
 
 Importing it needs no GPU, no nvcc and nothing built: every GPU-side step is lazy (no CUDA call at import).
 """

@@ -14,6 +14,6 @@ echo "kernel suite ($SET) rc=$?: $(tail -1 $OUT/gpu_kernels.txt)"
 HGEMM_TEST_SET=$SET timeout ${DISPATCH_S:-80} python3 -m pytest -m gpu -q -p no:cacheprovider \
   tests/kernels/test_fastpath.py tests/kernels/test_tensor_reader.py tests/kernels/test_dispatch.py \
   tests/kernels/test_gpu_cublas.py tests/tuner/test_gpu_eval.py tests/kernels/test_launch_anatomy.py \
-  tests/kernels/test_torch_op.py \
+  tests/kernels/test_torch_op.py tests/kernels/test_linear.py \
   tests/tuner/test_lt_identity.py tests/tuner/test_gpu_overlays.py > $OUT/gpu_dispatch.txt 2>&1
 echo "dispatch suites rc=$?: $(tail -1 $OUT/gpu_dispatch.txt)"
