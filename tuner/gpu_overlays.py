@@ -37,20 +37,33 @@ REPO = Path(__file__).resolve().parents[1]
 # tables with the cuBLASLt identities, the overlay of session 39 on; all 1000 shapes each), its f16 row grid (976), and
 # an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on). Session 42: the f16 col grid of 69bf10e,
 # all 1000 shapes, both overlays of session 40 on; its call 4 the same grid again, the f16 overlay grown by call 2 on.
+# Session 43: the f32 grids of f36a0ac, both layouts, all 1000 shapes (the overlays of session 42 on), and its f16
+# row grid (605 shapes before its deadline).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
+S43 = "benchmarks/h100-2026-12-06-s43"
 OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "NVIDIA H100 80GB HBM3": {
         "f32": ((f"{S38}/call1/grid_row/fp32/results.json.gz", f"{S38}/call1/grid_row/tables/sm90_f32.json.gz"),
                 (f"{S38}/call4/grid_col/fp32/results.json.gz", f"{S38}/call4/grid_col/tables/sm90_f32.json.gz"),
                 (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
-                (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
+                (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz"),
+                (f"{S43}/call1/grid_row/fp32/results.json.gz", f"{S43}/call1/grid_row/tables/sm90_f32.json.gz"),
+                (f"{S43}/call2/grid_col/fp32/results.json.gz", f"{S43}/call2/grid_col/tables/sm90_f32.json.gz")),
         "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
                 (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz"),
                 (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz"),
-                (f"{S42}/call4/grid_col/fp16/results.json.gz", f"{S42}/call4/grid_col/tables/sm90_f16.json.gz")),
+                (f"{S42}/call4/grid_col/fp16/results.json.gz", f"{S42}/call4/grid_col/tables/sm90_f16.json.gz"),
+                (f"{S43}/call3/grid_row/fp16/results.json.gz", f"{S43}/call3/grid_row/tables/sm90_f16.json.gz")),
     },
+}
+# card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
+# the card's latest f32 runs: another f32 measurement of the same arms flips many f16 entries near the margin (session
+# 43's f32 grids would change 151 and add 35 of 195), so a new helper set is A/B'd (overlay_ab.sh) before it replaces
+# this one. Sessions 40 to 42 built and A/B'd the f16 overlay with session 40's f32 grids.
+F16_HELPERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "NVIDIA H100 80GB HBM3": OVERLAYS["NVIDIA H100 80GB HBM3"]["f32"][2:4],
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
 RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
@@ -192,7 +205,7 @@ def main(argv=None) -> int:
     for gpu, by_acc in OVERLAYS.items():
         for acc, runs in by_acc.items():
             base = read_json(args.tables / f"sm90_{acc}.json")
-            data = build(gpu, acc, runs, base, f32_runs=by_acc.get("f32", ()))
+            data = build(gpu, acc, runs, base, f32_runs=F16_HELPERS.get(gpu, by_acc.get("f32", ())))
             text, path = render(data), overlay_path(gpu, acc, args.tables)
             summary = {"overlay": str(path), "entries": len(data["entries"]),
                        "rounds": [{k: r[k] for k in ROUND_SUMMARY if k in r} for r in data["meta"]["confirmed"]]}
