@@ -40,7 +40,9 @@ class Linear(torch.nn.Linear):
         new = cls.__new__(cls)
         torch.nn.Module.__init__(new)
         new.in_features, new.out_features, new.acc = linear.in_features, linear.out_features, acc
-        new.weight, new.bias = linear.weight, linear.bias
+        new.register_parameter("weight", linear.weight)
+        new.register_parameter("bias", linear.bias)      # None stays a registered None, as nn.Linear(bias=False) has it
+        new.training = linear.training
         return new
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

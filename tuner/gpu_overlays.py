@@ -63,7 +63,9 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 # 43's f32 grids would change 151 and add 35 of 195), so a new helper set is A/B'd (overlay_ab.sh) before it replaces
 # this one. Sessions 40 to 42 built and A/B'd the f16 overlay with session 40's f32 grids.
 F16_HELPERS: dict[str, tuple[tuple[str, str], ...]] = {
-    "NVIDIA H100 80GB HBM3": OVERLAYS["NVIDIA H100 80GB HBM3"]["f32"][2:4],
+    "NVIDIA H100 80GB HBM3": (
+        (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
+        (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
 RUN_META = ("gpu", "arch", "driver", "cuda", "torch")

@@ -120,6 +120,7 @@ def test_swap_linears_replaces_the_fp16_layers_sharing_their_parameters():
     assert swap_linears(model, acc="f16") == 2
     assert [type(m) for m in (model[0], model[2][0], model[3])] == [Linear, Linear, torch.nn.Linear]
     assert model[0].weight is weights[0] and model[2][0].weight is weights[1] and model[2][0].bias is None
+    assert dict(model[2][0].named_parameters()).keys() == {"weight"} and "bias" in model[2][0]._parameters
     assert model[0].acc == model[2][0].acc == "f16"
     with torch.no_grad():
         hidden = model[2](model[1](model[0](x)))
@@ -128,9 +129,10 @@ def test_swap_linears_replaces_the_fp16_layers_sharing_their_parameters():
 
 
 def test_swap_linears_takes_only_what_where_allows():
-    model = mlp()
+    model = mlp().eval()
     assert swap_linears(model, where=lambda name, m: name.startswith("2.")) == 1
     assert type(model[2][0]) is Linear and type(model[0]) is torch.nn.Linear
+    assert not model[2][0].training                         # the swapped layer keeps the model's mode
 
 
 def test_a_swapped_model_compiles_and_matches_eager():

@@ -242,7 +242,7 @@ def test_an_f16_overlay_takes_the_cards_f32_arms_for_graphs_only():
     by_acc = gpu_overlays.OVERLAYS[H100]
     base = read_json(tuned_tables.TABLES_DIR / "sm90_f16.json")
     alone = gpu_overlays.build(H100, "f16", by_acc["f16"], base)
-    data = gpu_overlays.build(H100, "f16", by_acc["f16"], base, f32_runs=by_acc["f32"])
+    data = gpu_overlays.build(H100, "f16", by_acc["f16"], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
     before = {key(e): e for e in base["entries"]}
     took_f32 = 0
     for entry in data["entries"]:
