@@ -7,7 +7,7 @@
 A linear layer computes y = x·Wᵀ with W stored N×K (out × in features): the `col` layout, which the col tables are
 tuned for, so the weight is used as it is stored, with no copy. The matmul goes through `kernels.torch_op.gemm`: the
 direct `kernels.gemm` call in plain eager inference, the `hgemm.gemm` operator under autograd and torch.compile.
-The bias is added after the GEMM (no fused epilogue; in plain eager inference in place on the fresh output).
+The bias is added after the GEMM, in place on its fresh output (no fused epilogue).
 Inputs with no rows or no features (M = 0 or K = 0, which the kernels reject) take `F.linear`.
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ class Linear(torch.nn.Linear):
         vector = x.dim() == 1
         y = torch_op.gemm(x.unsqueeze(0) if vector else x, self.weight, b_layout="col", acc=self.acc)
         if self.bias is not None:
-            y = y.add_(self.bias) if torch_op._plain_eager(y, self.bias) else y + self.bias
+            y = y.add_(self.bias)    # in place on the fresh output: autograd records it (the GEMM saved A, W only)
         return y.squeeze(0) if vector else y
 
     def extra_repr(self) -> str:
