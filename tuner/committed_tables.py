@@ -8,7 +8,7 @@ that they still rebuild byte for byte (a hand edit, or a record moved, fails CI 
     python -m tuner.committed_tables --confirm-row-rounds 1 --out-dir /tmp/r1   # the row entries' first round too
     python -m tuner.committed_tables --no-ab-reverts --out-dir /tmp/c   # what the last A/B measured as its candidate
     python -m tuner.committed_tables --no-prefetch-twins --out-dir /tmp/p   # graph choices without the L2 prefetch
-    python -m tuner.committed_tables --late-rounds 2 --out-dir /tmp/l   # with the late rounds (candidates, off)
+    python -m tuner.committed_tables --late-rounds 0 --out-dir /tmp/l   # without the late rounds (on since s44)
 """
 from __future__ import annotations
 
@@ -223,11 +223,12 @@ LT_IDENTITIES: str | None = "benchmarks/h200-2026-12-05-s39/call1/lt_identities_
 # Late rounds: corrections from grids of the finished tables (every step above but the identities' stamps, which
 # change nothing on the H200 they were recorded on), applied after those steps, where each entry is what the grid
 # measured (a round among CONFIRM_ROUNDS runs before the A/B reverts and the twins, so it would find most of such a
-# grid's entries "changed since the benchmark"). Per round, one B layout. Candidates, off by default until an A/B on
-# the H200 (benchmarks/h200-2026-12-05-s40-prep/): session 39's grids of the tables of f550313, every competitor
-# graph-timed; the f16 table takes the f32 run's fp32-accumulating arms by their kernel-only figures only
-# ("f32:kernel": another run's per-call figures put on this run's scale are noise at a 3% margin; docs/notes.md,
-# session 40).
+# grid's entries "changed since the benchmark"). Per round, one B layout: session 39's grids of the tables of
+# f550313, every competitor graph-timed; on since session 44's A/B on the H200 (benchmarks/h200-2026-12-06-s44/call3,
+# both roles, the 13 entries they move: kernel-only +7.7% / +7.7% f16 col (9), +3.9% / +3.9% f16 row (3), +1.1% /
+# +1.3% f32 row (1), every shape faster; per call 0.99x / 1.00x, within spread). The f16 table takes the f32 run's
+# fp32-accumulating arms by their kernel-only figures only ("f32:kernel": another run's per-call figures put on this
+# run's scale are noise at a 3% margin; docs/notes.md, session 40).
 def _late_round(f32_grid: str, f16_grid: str) -> dict:
     f32 = ("f32", f"{f32_grid}/fp32/results.json.gz", f"{f32_grid}/tables/sm90_f32.json.gz")
     return {"f32": (f32,), "f16": (("f16", f"{f16_grid}/fp16/results.json.gz", f"{f16_grid}/tables/sm90_f16.json.gz"),
@@ -237,7 +238,7 @@ def _late_round(f32_grid: str, f16_grid: str) -> dict:
 S39 = "benchmarks/h200-2026-12-05-s39"
 LATE_ROUNDS = (_late_round(f"{S39}/call2/grid_col", f"{S39}/call3/grid_col"),
                _late_round(f"{S39}/call1/grid_row", f"{S39}/call3/grid_row"))
-LATE_ROUNDS_BY_DEFAULT = 0
+LATE_ROUNDS_BY_DEFAULT = 2
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

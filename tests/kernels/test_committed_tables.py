@@ -76,14 +76,17 @@ def test_every_named_variant_is_in_the_set_its_layout_was_tuned_over_and_runs_it
 
 
 def stated_total(meta: dict, b_layout: str, key: str) -> int:
-    """A layout's total as the table's last step states it: the L2 prefetch twins, else an A/B's reverts, else the
-    benchmark's corrections, else tuning."""
+    """A layout's total as the table's last step states it: its late round (LATE_ROUNDS: col, then row), else the L2
+    prefetch twins, else an A/B's reverts, else the benchmark's corrections, else tuning."""
+    from tuner.committed_tables import LATE_ROUNDS_BY_DEFAULT
+    suffix = "" if b_layout == "col" else f"_{b_layout}"
+    if b_layout in ("col", "row")[:LATE_ROUNDS_BY_DEFAULT]:
+        return meta[f"confirmed{suffix}"][key]
     if "l2_prefetch_twins" in meta:
         return meta["l2_prefetch_twins"]["totals"][b_layout][key]
     reverts = list(meta.get("ab_reverted", {}).values())
     if reverts and "totals" in reverts[-1]:
         return reverts[-1]["totals"][b_layout][key]
-    suffix = "" if b_layout == "col" else f"_{b_layout}"
     if f"confirmed{suffix}" in meta:
         return meta[f"confirmed{suffix}"][key]
     tuner = meta[f"tuner{suffix}"]
@@ -164,12 +167,12 @@ def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(every
 
 
 def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsys):
-    """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts, off by
-    default): each round changes a few entries of its own layout, only where the grid's table had the same choice, and
-    is recorded after the rounds before it. Session 39's col round moves f16 graph choices the build's early rounds
+    """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts, on
+    since session 44's A/B): each round changes a few entries of its own layout, only where the grid's table had the
+    same choice, and is recorded after the rounds before it. Session 39's col round moves f16 graph choices the build's early rounds
     could not (their entries differed from the grid's table there)."""
     from tuner.committed_tables import LATE_ROUNDS, LATE_ROUNDS_BY_DEFAULT, main
-    assert LATE_ROUNDS_BY_DEFAULT == 0   # candidates until an A/B on the H200 (benchmarks/h200-2026-12-05-s40-prep/)
+    assert LATE_ROUNDS_BY_DEFAULT == len(LATE_ROUNDS)   # both, A/B'd on the H200 (benchmarks/h200-2026-12-06-s44/)
     assert main(["--out-dir", str(tmp_path / "out"), "--acc", "f16", "--late-rounds", str(len(LATE_ROUNDS)),
                  "--snapshots", str(tmp_path)]) == 0
     capsys.readouterr()

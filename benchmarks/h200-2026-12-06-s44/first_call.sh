@@ -4,7 +4,7 @@
 # GPU suites at this commit (kernels.linear's in-place bias since 75b118b), then the overlays A/B'd whole, both
 # accumulators, both layouts (session 43 added 4 f32 and 5 f16 entry changes that no A/B has measured).
 # Carry .whl .carry7 .carry3 .carry8.
-#   HGEMM_COMMIT=<sha> bash benchmarks/h100-2026-12-06-s44/first_call.sh     # ~560 s
+#   HGEMM_COMMIT=<sha> bash benchmarks/h200-2026-12-06-s44/first_call.sh     # ~560 s
 set -u
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   exec bash benchmarks/h200-2026-12-05-s41/first_call.sh
