@@ -168,23 +168,23 @@ def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(every
 
 def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsys):
     """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts, on
-    since session 44's A/B): each round changes a few entries of its own layout, only where the grid's table had the
-    same choice, and is recorded after the rounds before it. Session 39's col round moves f16 graph choices the build's early rounds
-    could not (their entries differed from the grid's table there)."""
+    since session 44's A/B; round 3 a candidate): each round changes a few entries of its own layout, only where the
+    grid's table had the same choice, and is recorded after the rounds before it. Session 39's col round moves f16
+    graph choices the build's early rounds could not (their entries differed from the grid's table there)."""
     from tuner.committed_tables import LATE_ROUNDS, LATE_ROUNDS_BY_DEFAULT, main
-    assert LATE_ROUNDS_BY_DEFAULT == len(LATE_ROUNDS)   # both, A/B'd on the H200 (benchmarks/h200-2026-12-06-s44/)
+    assert LATE_ROUNDS_BY_DEFAULT == 2   # A/B'd on the H200: benchmarks/h200-2026-12-06-s44/call3
     assert main(["--out-dir", str(tmp_path / "out"), "--acc", "f16", "--late-rounds", str(len(LATE_ROUNDS)),
                  "--snapshots", str(tmp_path)]) == 0
     capsys.readouterr()
     start = load_tables("sm90", tmp_path / "late0")["f16"]   # the finished tables, before their identity stamps
     built = [load_tables("sm90", tmp_path / f"late{rounds}")["f16"] for rounds in range(1, len(LATE_ROUNDS) + 1)]
-    before = start.entries
+    before = start
     for rounds, after in enumerate(built, 1):
-        layout = ("col", "row")[rounds - 1]
-        changed = [key for key, entry in after.entries.items() if entry.graph != before[key].graph
-                   or entry.kernel != before[key].kernel]
+        layout = ("col", "row", "col")[rounds - 1]   # round 3: session 44's split-K sweep (a candidate, off)
+        changed = [key for key, entry in after.entries.items() if entry.graph != before.entries[key].graph
+                   or entry.kernel != before.entries[key].kernel]
         assert 0 < len(changed) < 20 and all(key[3] == layout for key in changed), (rounds, changed)
         record = after.meta[{"col": "confirmed", "row": "confirmed_row"}[layout]]
         assert record["runs"] == ["f16", "f32:kernel"] and record["changed_since_benchmark"] == 0
-        assert record["after"] == start.meta[{"col": "confirmed", "row": "confirmed_row"}[layout]]
-        before = after.entries
+        assert record["after"] == before.meta[{"col": "confirmed", "row": "confirmed_row"}[layout]]
+        before = after
