@@ -18,25 +18,26 @@ import torch.nn.functional as F
 from kernels import torch_op
 
 
+def _check(dtype: torch.dtype, acc: str) -> None:
+    if dtype != torch.float16:
+        raise TypeError(f"hgemm Linear holds float16 weights, not {dtype}")
+    if acc not in torch_op.ACCS:
+        raise ValueError(f"acc must be one of {torch_op.ACCS}, not {acc!r}")
+
+
 class Linear(torch.nn.Linear):
     """nn.Linear (same parameters, state_dict and init) in fp16, its matmul the tuned HGEMM with `acc` accumulation."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=torch.float16, acc: str = "f32"):
-        if dtype != torch.float16:
-            raise TypeError(f"hgemm Linear holds float16 weights, not {dtype}")
-        if acc not in torch_op.ACCS:
-            raise ValueError(f"acc must be one of {torch_op.ACCS}, not {acc!r}")
+        _check(dtype, acc)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.acc = acc
 
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, acc: str = "f32") -> "Linear":
         """A Linear that shares `linear`'s parameters (no copy: training either trains both)."""
-        if linear.weight.dtype != torch.float16:
-            raise TypeError(f"hgemm Linear needs float16 weights, this layer has {linear.weight.dtype}")
-        if acc not in torch_op.ACCS:
-            raise ValueError(f"acc must be one of {torch_op.ACCS}, not {acc!r}")
+        _check(linear.weight.dtype, acc)
         new = cls.__new__(cls)
         torch.nn.Module.__init__(new)
         new.in_features, new.out_features, new.acc = linear.in_features, linear.out_features, acc
