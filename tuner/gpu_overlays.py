@@ -38,8 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 # an f16 col grid of d2367ab (321 shapes; the f16 overlay of the row grid on). Session 42: the f16 col grid of 69bf10e,
 # all 1000 shapes, both overlays of session 40 on; its call 4 the same grid again, the f16 overlay grown by call 2 on.
 # Session 43: the f32 grids of f36a0ac, both layouts, all 1000 shapes (the overlays of session 42 on), and its f16
-# row grid (605 shapes before its deadline). Session 45: the f16 row grid of d607010 (606 shapes before its deadline; the
-# late rounds' tables, the overlays rebuilt over them on).
+# row grid (605 shapes before its deadline). Session 45: the f16 row grid of d607010 (606 shapes before its deadline;
+# the late rounds' tables, the overlays rebuilt over them on).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
