@@ -39,12 +39,14 @@ REPO = Path(__file__).resolve().parents[1]
 # all 1000 shapes, both overlays of session 40 on; its call 4 the same grid again, the f16 overlay grown by call 2 on.
 # Session 43: the f32 grids of f36a0ac, both layouts, all 1000 shapes (the overlays of session 42 on), and its f16
 # row grid (605 shapes before its deadline). Session 45: the f16 row grid of d607010 (606 shapes before its deadline;
-# the late rounds' tables, the overlays rebuilt over them on).
+# the late rounds' tables, the overlays rebuilt over them on). Session 46: the grids of 858646b (those overlays, the
+# f16 one grown by session 45's row grid): f16 row and f32 col all 1000 shapes, f32 row 772 before its deadline.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
 S43 = "benchmarks/h100-2026-12-06-s43"
 S45 = "benchmarks/h100-2026-12-06-s45"
+S46 = "benchmarks/h100-2026-12-06-s46"
 OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "NVIDIA H100 80GB HBM3": {
         "f32": ((f"{S38}/call1/grid_row/fp32/results.json.gz", f"{S38}/call1/grid_row/tables/sm90_f32.json.gz"),
@@ -52,13 +54,16 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
                 (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz"),
                 (f"{S43}/call1/grid_row/fp32/results.json.gz", f"{S43}/call1/grid_row/tables/sm90_f32.json.gz"),
-                (f"{S43}/call2/grid_col/fp32/results.json.gz", f"{S43}/call2/grid_col/tables/sm90_f32.json.gz")),
+                (f"{S43}/call2/grid_col/fp32/results.json.gz", f"{S43}/call2/grid_col/tables/sm90_f32.json.gz"),
+                (f"{S46}/call2/grid_col/fp32/results.json.gz", f"{S46}/call2/grid_col/tables/sm90_f32.json.gz"),
+                (f"{S46}/call3/grid_row/fp32/results.json.gz", f"{S46}/call3/grid_row/tables/sm90_f32.json.gz")),
         "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
                 (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz"),
                 (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz"),
                 (f"{S42}/call4/grid_col/fp16/results.json.gz", f"{S42}/call4/grid_col/tables/sm90_f16.json.gz"),
                 (f"{S43}/call3/grid_row/fp16/results.json.gz", f"{S43}/call3/grid_row/tables/sm90_f16.json.gz"),
-                (f"{S45}/call2/grid_row/fp16/results.json.gz", f"{S45}/call2/grid_row/tables/sm90_f16.json.gz")),
+                (f"{S45}/call2/grid_row/fp16/results.json.gz", f"{S45}/call2/grid_row/tables/sm90_f16.json.gz"),
+                (f"{S46}/call2/grid_row/fp16/results.json.gz", f"{S46}/call2/grid_row/tables/sm90_f16.json.gz")),
     },
 }
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not

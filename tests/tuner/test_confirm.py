@@ -61,6 +61,19 @@ def test_within_the_margin_or_failed_or_not_ours_nothing_changes():
     assert new == entry and counts["graph"] == counts["eager"] == 0
 
 
+def test_the_tables_own_arm_timed_faster_as_a_baseline_is_spread_and_changes_nothing():
+    # ours runs cuBLAS TN; the cuBLAS TN baseline, the same arm, ran 4% faster (session 46, H100 512x4096x4096)
+    entry = dict(sm90_entry(), **CUBLAS)
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLAS-tn": result(96, 110)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and counts["graph"] == counts["eager"] == 0
+    # ... and it stays the choice when it is also the fastest of several arms that beat the margin
+    shapes["4096_4096_128"]["cuBLASLt-auto-tuning-tn"] = result(97, 200, algo_index=5, top_n=32)
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == entry and counts["graph"] == 0
+
+
 def test_the_autotuned_cublaslt_baseline_becomes_its_algorithm():
     entry = sm90_entry()
     shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
