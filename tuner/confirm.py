@@ -202,10 +202,7 @@ def with_picks(entry: dict, acc: str, picks: dict) -> dict:
     def current(role: str) -> dict:
         source = entry.get("graph", entry) if role == "graph" else entry
         return {key: source[key] for key in (*ARM_KEYS, "us") if key in source}
-    eager, graph = (dict(picks.get(role) or current(role)) for role in ("eager", "graph"))
-    for arm in (eager, graph):
-        if arm.get("acc") == acc:
-            del arm["acc"]
+    eager, graph = (_as_entry_arm(picks.get(role) or current(role), acc) for role in ("eager", "graph"))
     fields = {**{k: v for k, v in entry.items() if k not in (*ARM_KEYS, "us", "graph")}, **eager}
     new = {key: fields[key] for key in ENTRY_ORDER if key in fields}
     if any(eager.get(key) != graph.get(key) for key in ARM_KEYS):

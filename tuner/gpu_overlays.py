@@ -47,23 +47,24 @@ S42 = "benchmarks/h100-2026-12-05-s42"
 S43 = "benchmarks/h100-2026-12-06-s43"
 S45 = "benchmarks/h100-2026-12-06-s45"
 S46 = "benchmarks/h100-2026-12-06-s46"
+
+
+def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
+    """(results, the table it measured) of a grid filed by tuner.file_grid under folder/call/grid_<layout>/."""
+    grid, fmt = f"{folder}/{call}/grid_{layout}", {"f32": "fp32", "f16": "fp16"}[acc]
+    return f"{grid}/{fmt}/results.json.gz", f"{grid}/tables/sm90_{acc}.json.gz"
+
+
 OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "NVIDIA H100 80GB HBM3": {
-        "f32": ((f"{S38}/call1/grid_row/fp32/results.json.gz", f"{S38}/call1/grid_row/tables/sm90_f32.json.gz"),
-                (f"{S38}/call4/grid_col/fp32/results.json.gz", f"{S38}/call4/grid_col/tables/sm90_f32.json.gz"),
-                (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
-                (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz"),
-                (f"{S43}/call1/grid_row/fp32/results.json.gz", f"{S43}/call1/grid_row/tables/sm90_f32.json.gz"),
-                (f"{S43}/call2/grid_col/fp32/results.json.gz", f"{S43}/call2/grid_col/tables/sm90_f32.json.gz"),
-                (f"{S46}/call2/grid_col/fp32/results.json.gz", f"{S46}/call2/grid_col/tables/sm90_f32.json.gz"),
-                (f"{S46}/call3/grid_row/fp32/results.json.gz", f"{S46}/call3/grid_row/tables/sm90_f32.json.gz")),
-        "f16": ((f"{S40}/call3/grid_row/fp16/results.json.gz", f"{S40}/call3/grid_row/tables/sm90_f16.json.gz"),
-                (f"{S40}/call5/grid_col/fp16/results.json.gz", f"{S40}/call5/grid_col/tables/sm90_f16.json.gz"),
-                (f"{S42}/call2/grid_col/fp16/results.json.gz", f"{S42}/call2/grid_col/tables/sm90_f16.json.gz"),
-                (f"{S42}/call4/grid_col/fp16/results.json.gz", f"{S42}/call4/grid_col/tables/sm90_f16.json.gz"),
-                (f"{S43}/call3/grid_row/fp16/results.json.gz", f"{S43}/call3/grid_row/tables/sm90_f16.json.gz"),
-                (f"{S45}/call2/grid_row/fp16/results.json.gz", f"{S45}/call2/grid_row/tables/sm90_f16.json.gz"),
-                (f"{S46}/call2/grid_row/fp16/results.json.gz", f"{S46}/call2/grid_row/tables/sm90_f16.json.gz")),
+        "f32": (_grid(S38, "call1", "row", "f32"), _grid(S38, "call4", "col", "f32"),
+                _grid(S40, "call1", "row", "f32"), _grid(S40, "call2", "col", "f32"),
+                _grid(S43, "call1", "row", "f32"), _grid(S43, "call2", "col", "f32"),
+                _grid(S46, "call2", "col", "f32"), _grid(S46, "call3", "row", "f32")),
+        "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
+                _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
+                _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
+                _grid(S46, "call2", "row", "f16")),
     },
 }
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
@@ -71,9 +72,7 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 # 43's f32 grids would change 151 and add 35 of 195), so a new helper set is A/B'd (overlay_ab.sh) before it replaces
 # this one. Sessions 40 to 42 built and A/B'd the f16 overlay with session 40's f32 grids.
 F16_HELPERS: dict[str, tuple[tuple[str, str], ...]] = {
-    "NVIDIA H100 80GB HBM3": (
-        (f"{S40}/call1/grid_row/fp32/results.json.gz", f"{S40}/call1/grid_row/tables/sm90_f32.json.gz"),
-        (f"{S40}/call2/grid_col/fp32/results.json.gz", f"{S40}/call2/grid_col/tables/sm90_f32.json.gz")),
+    "NVIDIA H100 80GB HBM3": (_grid(S40, "call1", "row", "f32"), _grid(S40, "call2", "col", "f32")),
 }
 # what the overlay's meta takes from its runs' meta (the card and software it was measured with)
 RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
