@@ -108,11 +108,14 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
     d = dispatcher or Dispatcher.default()
     sel = d.select(m, n, k, b_layout=b_layout, acc=acc)
     # kernel-only timing replays a CUDA graph, which runs the captured-call choice: name it too (session 27 read a
-    # cuBLASLt graph choice's time as the eager sm90 kernel's)
+    # cuBLASLt graph choice's time as the eager sm90 kernel's). `run_acc`: the accumulator each choice runs with (a
+    # table may choose fp32 for an f16 call), which tells whether ours ran the very call of a cuBLAS baseline.
     graph = d.select(m, n, k, b_layout=b_layout, acc=acc, captured=True)
     return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback, "padded": sel.padded,
-                       "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel})
+                       "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel,
+                       "run_acc": getattr(sel, "acc", None) or acc,
+                       "graph_run_acc": getattr(graph, "acc", None) or acc})
 
 
 KNOB_LETTERS = {"raster": "r", "swizzle": "w", "splits": "s"}

@@ -248,8 +248,11 @@ def test_the_benchmarks_ours_names_the_eager_and_the_graph_choice():
     d, _, _ = make([t])
     info = ours_dispatcher(64, 64, 64, "row", "f16", dispatcher=d).info
     assert (info["kernel"], info["graph_kernel"]) == (SM80_F16.name, "cublaslt")
+    assert (info["run_acc"], info["graph_run_acc"]) == ("f16", "f32")  # the graph entry chose fp32 accumulation
     info = ours_dispatcher(64, 64, 128, "row", "f16", dispatcher=d).info  # not in the table: cuBLAS both ways
     assert (info["kernel"], info["graph_kernel"]) == ("cublas", "cublas")
+    fallback_acc = kernels.dispatch.FALLBACK_F16_ACC   # cuBLAS's f16 fallback accumulates as the dispatcher says
+    assert (info["run_acc"], info["graph_run_acc"]) == (fallback_acc, fallback_acc)
 
 
 def test_a_graph_choice_that_fails_on_its_eager_try_is_quarantined_before_any_capture(monkeypatch):

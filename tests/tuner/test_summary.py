@@ -176,6 +176,42 @@ def test_per_call_speedups_split_by_what_ran_before_the_samples(tmp_path):
     assert summary.call_by_before({"shapes": [_record(small, 1.0, {"torch.matmul": 2.0})]}) == {}
 
 
+def _ran(shape, ours_us, graph_kernel, theirs, **info):
+    """A record whose ours' graph choice (its kernel-only figure) was `graph_kernel`."""
+    ok = CheckResult(True, 1e-4, 0.0)
+    comps = {"ours": competitor_record(shape, ok, {"kernel": ours_us, "call": ours_us},
+                                       {"kernel": "sm90_x", "graph_kernel": graph_kernel, "b_layout": "col", **info})}
+    for name, us in theirs.items():
+        comps[name] = competitor_record(shape, ok, {"kernel": us, "call": 0.9 * us})
+    return shape_record(shape, comps)
+
+
+def test_below_the_floor_where_ours_ran_the_baselines_own_call_is_marked(tmp_path):
+    """Kernel-only, ours' graph choice "cublas" is cublasGemmEx in B's form: below 0.97x of that very baseline (with
+    its accumulator) is spread of one kernel, and the summary says so; our own kernel below it, a cuBLAS choice above
+    it, another baseline, or per call (ours adds its dispatch) are not marked."""
+    col = {"cuBLAS-tn": 10.0, "torch.matmul": 9.0}
+    records = [_ran(Shape(512, 4096, 4096), 10.5, "cublas", col),   # 0.952x of cuBLAS TN: the same call
+               _ran(Shape(256, 4096, 4096), 10.5, "sm90_y", col),   # our kernel below: a loss, not marked
+               _ran(Shape(128, 4096, 4096), 10.1, "cublas", col)]   # 0.990x: above the floor
+    paths = write_results(tmp_path / "run", records, {"gpu": "test", "acc": "f32", "b_layout": "col"})
+    assert summary.main(["--results", str(paths["csv"]), "--out", str(tmp_path / "s"), "--no_plots"]) == 0
+    data = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert data["below_floor_own_call"] == {"kernel": {"cuBLAS-tn": ["512_4096_4096"],
+                                                       "cuBLAS-max": ["512_4096_4096"]}}
+    assert data["by_bucket"]["kernel"]["cuBLAS-tn"]["all"]["below_floor"] == 2   # still counted below
+    assert "kernel, cuBLAS-tn: 1 of the 2 below: 512_4096_4096" in (tmp_path / "s" / "summary.md").read_text()
+
+    def f16_run(**info):   # an f16 run: the same call only where ours' cuBLAS choice accumulated in fp16 too
+        return summary.below_floor_own_call({"meta": {"acc": "f16", "b_layout": "col"}, "shapes": [
+            _ran(Shape(512, 4096, 4096), 10.5, "cublas", col, **info)]})
+
+    assert f16_run(graph_run_acc="f16") == {"kernel": {"cuBLAS-tn": ["512_4096_4096"],
+                                                       "cuBLAS-max": ["512_4096_4096"]}}
+    assert f16_run(graph_run_acc="f32") == {}
+    assert f16_run() == {}   # not recorded (runs before session 47): not claimed
+
+
 def test_results_interrupted_while_written_are_whole_and_agree(tmp_path, monkeypatch):
     """A deadline's SIGINT in the middle of a write (session 21 cut results.csv at 150 of 890 shapes) is raised
     once every file is in place: the JSON and the CSVs hold the same shapes, and no temporary file is left."""
