@@ -114,8 +114,7 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
     return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback, "padded": sel.padded,
                        "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel,
-                       "run_acc": getattr(sel, "acc", None) or acc,
-                       "graph_run_acc": getattr(graph, "acc", None) or acc})
+                       "run_acc": sel.acc or acc, "graph_run_acc": graph.acc or acc})
 
 
 KNOB_LETTERS = {"raster": "r", "swizzle": "w", "splits": "s"}

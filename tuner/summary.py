@@ -231,6 +231,8 @@ def below_floor_own_call(results: dict, floor: float = FLOOR) -> dict[str, dict[
     out: there ours adds its dispatch to the same kernel, a real cost. A '-max' baseline counts where its figure is
     the B-form one's. Runs before session 47 do not record ours' accumulator: an f16 run's cuBLAS choice there may
     have accumulated in fp32 (another call), so those are not counted."""
+    from tuner.competitors import MAX_OF
+
     meta, found = results.get("meta", {}), defaultdict(list)
     for shape in results.get("shapes", []):
         info = (shape.get("competitors", {}).get("ours") or {}).get("info") or {}
@@ -240,16 +242,10 @@ def below_floor_own_call(results: dict, floor: float = FLOOR) -> dict[str, dict[
         kernel = info.get("graph_kernel") or info.get("kernel")
         if own not in per_baseline or kernel != "cublas" or ran_acc != meta.get("acc"):
             continue
-        for name, value in per_baseline.items():
-            if value < floor and (name == own or (name in _max_of(own) and value == per_baseline[own])):
+        for name, value in per_baseline.items():   # own itself, or a '-max' of a pair holding it whose figure it is
+            if value < floor and own in MAX_OF.get(name, (name,)) and value == per_baseline[own]:
                 found[name].append(shape["mnk"])
     return {"kernel": dict(found)} if found else {}
-
-
-def _max_of(name: str) -> list[str]:
-    from tuner.competitors import MAX_OF
-
-    return [m for m, pair in MAX_OF.items() if name in pair]
 
 
 def format_own_call(found: dict, table: dict, shown: int = 8) -> str:
