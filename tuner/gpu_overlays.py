@@ -63,11 +63,11 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 _grid(S40, "call1", "row", "f32"), _grid(S40, "call2", "col", "f32"),
                 _grid(S43, "call1", "row", "f32"), _grid(S43, "call2", "col", "f32"),
                 _grid(S46, "call2", "col", "f32"), _grid(S46, "call3", "row", "f32"),
-                _grid(S47, "call2", "row", "f32"), _grid(S48, "call2", "col", "f32")),
+                _grid(S47, "call2", "row", "f32"), _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
-                _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"), _grid(S48, "call2", "col", "f16")),
+                _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"), _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")),
     },
 }
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
