@@ -63,13 +63,21 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 _grid(S40, "call1", "row", "f32"), _grid(S40, "call2", "col", "f32"),
                 _grid(S43, "call1", "row", "f32"), _grid(S43, "call2", "col", "f32"),
                 _grid(S46, "call2", "col", "f32"), _grid(S46, "call3", "row", "f32"),
-                _grid(S47, "call2", "row", "f32"), _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32")),
+                _grid(S47, "call2", "row", "f32"),
+                _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
-                _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"), _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")),
+                _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"),
+                _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")),
     },
 }
+# Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
+# long-K shapes (tuner/grids/long_k_few_tiles.txt), each shape's best arm timed beside the tables (session 48, calls 2
+# and 5). An f16 sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through
+# torch.matmul, flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x
+# in both roles (and two to cuBLAS arms at 0.92x and 0.955x).
+SWEEPS = frozenset(results for results, _ in (_grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")))
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
 # the card's latest f32 runs: another f32 measurement of the same arms flips many f16 entries near the margin (session
 # 43's f32 grids would change 151 and add 35 of 195), so a new helper set is A/B'd (overlay_ab.sh) before it replaces
@@ -156,8 +164,8 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
         run = _load(gpu, acc, results, measured, repo)
         meta = run.meta
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
-        entries, counts = confirm.confirm(entries, acc, [run, *([helpers[run.b_layout]] if run.b_layout in helpers
-                                                              else [])], margin)
+        f32_arms = [helpers[run.b_layout]] if run.b_layout in helpers and results not in SWEEPS else []
+        entries, counts = confirm.confirm(entries, acc, [run, *f32_arms], margin)
         entries, fell_back = ran_instead(entries, run, helpers.get(run.b_layout))   # after: a faster arm stays
         rounds.append({"results": results, "b_layout": run.b_layout, "date": meta.get("date", ""),
                        "commit": meta.get("commit", ""), **counts, **({"ran_cublas": fell_back} if fell_back else {})})

@@ -264,6 +264,29 @@ def test_an_f16_overlay_takes_the_cards_f32_arms_for_graphs_only():
     assert (worst["graph"]["kernel"], worst["graph"]["acc"]) == ("cublas", "f32")
 
 
+def test_an_f16_sweep_corrects_with_its_own_arms_only(monkeypatch):
+    # session 48: the split-K sweeps' f16 runs, given the f32 helpers, flipped small entries to f32 kernels near the
+    # margin (0.996x in the A/B); without them every change a sweep makes is one of its own f16 arms or baselines
+    by_acc = gpu_overlays.OVERLAYS[H100]
+    base = read_json(tuned_tables.TABLES_DIR / "sm90_f16.json")
+    sweeps = [i for i, (results, _) in enumerate(by_acc["f16"]) if results in gpu_overlays.SWEEPS]
+    assert sweeps and min(sweeps) > 0
+
+    def sweep_changes() -> list[tuple[dict, dict]]:
+        runs = by_acc["f16"]
+        before = gpu_overlays.build(H100, "f16", runs[:min(sweeps)], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
+        after = gpu_overlays.build(H100, "f16", runs, base, f32_runs=gpu_overlays.F16_HELPERS[H100])
+        was = {key(e): e for e in base["entries"]} | {key(e): e for e in before["entries"]}
+        return [(was[key(e)], e) for e in after["entries"] if was.get(key(e)) != e]
+
+    changes = sweep_changes()
+    assert changes
+    for old, new in changes:
+        assert new.get("graph", new).get("acc", "f16") == "f16", new
+    monkeypatch.setattr(gpu_overlays, "SWEEPS", frozenset())
+    assert any(new.get("graph", new).get("acc") == "f32" for _, new in sweep_changes())
+
+
 def test_in_an_f16_overlay_the_cublas_arm_that_ran_accumulates_in_fp32_at_the_f32_runs_time():
     # the dispatcher's fallback runs an f16 request with fp32 accumulation; its time is the f32 run's cuBLAS
     # baseline put on the f16 run's scale through torch.matmul (10 / 8 here)
