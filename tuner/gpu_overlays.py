@@ -75,8 +75,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
 # long-K shapes (tuner/grids/long_k_few_tiles.txt), each shape's best arm timed beside the tables (session 48, calls 2
 # and 5). An f16 sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through
-# torch.matmul, flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x
-# in both roles (and two to cuBLAS arms at 0.92x and 0.955x).
+# torch.matmul, flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x /
+# 0.997x (the two roles) and 4 to the helpers' cuBLAS / cuBLASLt arms at 0.92x to 1.01x.
 SWEEPS = frozenset(results for results, _ in (_grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")))
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
 # the card's latest f32 runs: another f32 measurement of the same arms flips many f16 entries near the margin (session

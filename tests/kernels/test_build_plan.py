@@ -255,10 +255,12 @@ def test_cli_list_and_dry_run(cache):
 
 def test_cli_tables_plans_exactly_the_variants_the_tables_run(cache):
     """--tables builds what a deployment of the tables needs: every built variant an entry or its graph choice names,
-    each once, and no cuBLAS arm."""
+    in the tables and in each card's overlay of them (the H100's split-K arms, session 48), each once, and no cuBLAS
+    arm."""
     from kernels import tuned_tables
 
-    tables = tuned_tables.load_tables("sm90").values()
+    overlays = sorted(p for p in (tuned_tables.TABLES_DIR / tuned_tables.GPU_OVERLAYS).glob("*") if p.is_dir())
+    tables = [t for where in (None, *overlays) for t in tuned_tables.load_tables("sm90", where).values()]
     expected = {c.kernel for t in tables for e in t.entries.values() for c in (e, e.graph)
                 if c is not None and not c.is_arm}
     assert {c.name for t in tables for c in t.variants()} == expected and len(expected) > 10
