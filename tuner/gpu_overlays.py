@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 # row grid (605 shapes before its deadline). Session 45: the f16 row grid of d607010 (606 shapes before its deadline;
 # the late rounds' tables, the overlays rebuilt over them on). Session 46: the grids of 858646b (those overlays, the
 # f16 one grown by session 45's row grid): f16 row and f32 col all 1000 shapes, f32 row 772 before its deadline.
+# Session 47: the f32 row and f16 col grids of ce9ffd9, all 1000 shapes each. Session 48: sweeps (SWEEPS, below).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"

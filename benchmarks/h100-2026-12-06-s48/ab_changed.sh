@@ -1,20 +1,13 @@
 #!/usr/bin/env bash
 # Session 48's call 3 (an H100; carry .whl .carry7 .carry8): the entries call 2's split-K run changed in the H100
 # overlays (17 f32 / 25 f16, all col: call3/shapes/), the overlays after (the tree's) against those before, both
-# roles (scripts/h200_ab.sh). OLD: a folder in the tree holding kernels/tables as of 7334441, made here with
+# roles (scripts/h200_ab_layouts.sh). OLD: a folder in the tree holding kernels/tables as of 7334441, made here with
 #   mkdir -p s48ab && git archive 7334441 kernels/tables | tar x -C s48ab && mv s48ab/kernels/tables s48ab/old_tables
 #   OLD=s48ab/old_tables HGEMM_COMMIT=<sha> bash benchmarks/h100-2026-12-06-s48/ab_changed.sh     # ~2 min
 # Call 6, the row entries call 5 changed: LAYOUT=row SHAPES_CALL=call6, OLD the tables of b99990e.
 set -u
 source scripts/device_prologue.sh
-S=benchmarks/h100-2026-12-06-s48
-GPU=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
-python3 -m tuner.gpu_overlays --merged /tmp/cand --gpu "$GPU" >> $OUT/rc.txt 2>&1
-python3 -m tuner.gpu_overlays --merged /tmp/base --gpu "$GPU" --tables "${OLD:?}" >> $OUT/rc.txt 2>&1
-L=${LAYOUT:-col}; C=${SHAPES_CALL:-call3}
-export SHAPES_fp32=$S/$C/shapes/${L}_fp32.txt SHAPES_fp16=$S/$C/shapes/${L}_fp16.txt
-OUT=$OUT/ab_$L CAND=/tmp/cand BASE=/tmp/base ACCS="fp32 fp16" B_LAYOUT=$L DEADLINE=${AB_DL:-75} BENCH_S=0.3 \
-  SKIP_ENV=1 bash scripts/h200_ab.sh > /tmp/ab_$L.txt 2>&1
-echo "ab $L rc=$? at $(el)s" >> $OUT/rc.txt
-cat $OUT/env.txt $OUT/rc.txt; grep -hv " rc=" $OUT/ab_$L/summary.txt
+OLD=${OLD:?} SHAPES=benchmarks/h100-2026-12-06-s48/${SHAPES_CALL:-call3}/shapes/changed \
+  LAYOUTS=${LAYOUT:-col} AB_DL=${AB_DL:-75} BENCH_S=0.3; source scripts/h200_ab_layouts.sh
+cat $OUT/env.txt $OUT/rc.txt; grep -hv " rc=" $OUT/ab_*/summary.txt
 pack_out ${CALL:-call3}
