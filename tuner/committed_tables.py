@@ -239,13 +239,14 @@ S39 = "benchmarks/h200-2026-12-05-s39"
 S44 = "benchmarks/h200-2026-12-06-s44"
 LATE_ROUNDS = (_late_round(f"{S39}/call2/grid_col", f"{S39}/call3/grid_col"),
                _late_round(f"{S39}/call1/grid_row", f"{S39}/call3/grid_row"),
-               # Round 3, a candidate (off until its A/B, ab_splitk_round.sh there): session 44's split-K sweep over
-               # the 204 few-tile long-K col shapes (tuner/grids/long_k_few_tiles.txt), each shape's best tuned
-               # split-K arm (`ours:NAME@sS`) kernel-timed beside the tables of b6c84f9 in one interleaved run per
-               # accumulator; >= 3% faster than the table's graph choice on 13 f32 / 4 f16 shapes there, though not
-               # over the tables' tuning-time figures.
+               # Round 3: session 44's split-K sweep over the 204 few-tile long-K col shapes
+               # (tuner/grids/long_k_few_tiles.txt), each shape's best tuned split-K arm (`ours:NAME@sS`)
+               # kernel-timed beside the tables of b6c84f9 in one interleaved run per accumulator; >= 3% faster than
+               # the table's graph choice on 13 f32 / 4 f16 shapes there. On since session 49's A/B on the H200
+               # (benchmarks/h200-2026-12-06-s49/call1, both roles): kernel-only f32 +8.8% / +8.9%, f16 +2.0% /
+               # +1.9%; per call within spread (f32 1.00x / 1.00x, f16 0.98x / 1.00x).
                _late_round(f"{S44}/call5/eval_col", f"{S44}/call5/eval_col"))
-LATE_ROUNDS_BY_DEFAULT = 2
+LATE_ROUNDS_BY_DEFAULT = 3
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

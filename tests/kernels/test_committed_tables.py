@@ -167,12 +167,12 @@ def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(every
 
 
 def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsys):
-    """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts, on
-    since session 44's A/B; round 3 a candidate): each round changes a few entries of its own layout, only where the
-    grid's table had the same choice, and is recorded after the rounds before it. Session 39's col round moves f16
+    """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts; rounds
+    1-2 on since session 44's A/B, round 3 since session 49's): each round changes a few entries of its own layout,
+    only where the grid's table had the same choice, and is recorded after the rounds before it. Session 39's col round moves f16
     graph choices the build's early rounds could not (their entries differed from the grid's table there)."""
     from tuner.committed_tables import LATE_ROUNDS, LATE_ROUNDS_BY_DEFAULT, main
-    assert LATE_ROUNDS_BY_DEFAULT == 2   # A/B'd on the H200: benchmarks/h200-2026-12-06-s44/call3
+    assert LATE_ROUNDS_BY_DEFAULT == 3   # A/B'd on the H200: h200-2026-12-06-s44/call3; round 3: -s49/call1
     assert main(["--out-dir", str(tmp_path / "out"), "--acc", "f16", "--late-rounds", str(len(LATE_ROUNDS)),
                  "--snapshots", str(tmp_path)]) == 0
     capsys.readouterr()
@@ -180,7 +180,7 @@ def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsy
     built = [load_tables("sm90", tmp_path / f"late{rounds}")["f16"] for rounds in range(1, len(LATE_ROUNDS) + 1)]
     before = start
     for rounds, after in enumerate(built, 1):
-        layout = ("col", "row", "col")[rounds - 1]   # round 3: session 44's split-K sweep (a candidate, off)
+        layout = ("col", "row", "col")[rounds - 1]   # round 3: session 44's split-K sweep
         changed = [key for key, entry in after.entries.items() if entry.graph != before.entries[key].graph
                    or entry.kernel != before.entries[key].kernel]
         assert 0 < len(changed) < 20 and all(key[3] == layout for key in changed), (rounds, changed)
