@@ -247,6 +247,11 @@ LATE_ROUNDS = (_late_round(f"{S39}/call2/grid_col", f"{S39}/call3/grid_col"),
                # +1.9%; per call within spread (f32 1.00x / 1.00x, f16 0.98x / 1.00x).
                _late_round(f"{S44}/call5/eval_col", f"{S44}/call5/eval_col"))
 LATE_ROUNDS_BY_DEFAULT = 3
+# A late round's own A/B verdicts (tuner/ab_revert.py, as AB_REVERTS), applied right after that round (its number).
+# Round 3's A/B (session 49, call 1: base the tables of 338b560, candidate the round-3 build): 2 of its 17 entries
+# ran slower in both roles, 64x512x12288 f32 (0.956x / 0.958x) and 64x512x16384 f16 (0.949x / 0.948x).
+S49 = "benchmarks/h200-2026-12-06-s49"
+LATE_AB_REVERTS = {3: ({acc: _ab(f"{S49}/call1", acc, ("col",)) for acc in ("f32", "f16")},)}
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:
@@ -275,8 +280,8 @@ def confirm_argv(acc: str, round_index: int, out_dir: Path = TABLES, rounds=CONF
     return ["--table", str(table_path(acc, out_dir)), *runs, "--out", str(table_path(acc, out_dir))]
 
 
-def ab_revert_argv(acc: str, index: int, out_dir: Path = TABLES) -> list[str]:
-    spec = AB_REVERTS[index][acc]
+def ab_revert_argv(acc: str, index: int, out_dir: Path = TABLES, reverts: tuple = AB_REVERTS) -> list[str]:
+    spec = reverts[index][acc]
     ab = [arg for pair in spec["ab"] for arg in ("--ab", ",".join(str(REPO / path) for path in pair.split(",")))]
     return ["--table", str(table_path(acc, out_dir)), "--base", str(REPO / spec["base"]),
             "--candidate", str(REPO / spec["candidate"]), *ab, "--out", str(table_path(acc, out_dir))]
@@ -306,7 +311,8 @@ def main(argv=None) -> int:
                         "DIR/rowN, DIR/late0..lateN (one build gives every round's table: "
                         "tests/kernels/test_committed_tables.py)")
     p.add_argument("--no-ab-reverts", dest="ab_reverts", action="store_false",
-                   help="leave out the A/Bs' reverts (AB_REVERTS): the tables each A/B measured as its candidate")
+                   help="leave out the A/Bs' reverts (AB_REVERTS, LATE_AB_REVERTS): the tables each A/B measured as "
+                        "its candidate")
     p.add_argument("--no-prefetch-twins", dest="prefetch_twins", action="store_false",
                    help="leave the graph choices on their pdl variants (no l2_prefetch twins: tuner/prefetch_twins.py)")
     p.epilog = ("A candidate: any other option goes to every retable step (tuner/retable.py), e.g. --host-us "
@@ -329,7 +335,16 @@ def main(argv=None) -> int:
                     if acc in rounds[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work,
                                                                                        rounds))):
                         return rc
+                    if rc := apply_reverts(LATE_AB_REVERTS.get(round_index + 1, ()) if step == "late" else ()):
+                        return rc
                     snapshot(f"{step}{round_index + 1}")
+                return 0
+
+            def apply_reverts(reverts: tuple) -> int:
+                """The A/Bs' verdicts (tuner.ab_revert) of this accumulator, in order."""
+                for index in range(len(reverts) if args.ab_reverts else 0):
+                    if acc in reverts[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work, reverts))):
+                        return rc
                 return 0
 
             if rc := retable.main(retable_argv(acc, work, tuple(extra))):
@@ -342,9 +357,8 @@ def main(argv=None) -> int:
             snapshot("row0")
             if rc := apply_rounds(ROW_CONFIRM_ROUNDS, args.confirm_row_rounds, "row"):
                 return rc
-            for index in range(len(AB_REVERTS) if args.ab_reverts else 0):
-                if acc in AB_REVERTS[index] and (rc := ab_revert.main(ab_revert_argv(acc, index, work))):
-                    return rc
+            if rc := apply_reverts(AB_REVERTS):
+                return rc
             for layout in PREFETCH_TWIN_LAYOUTS if args.prefetch_twins else ():
                 table = str(table_path(acc, work))
                 families = [arg for family in PREFETCH_TWIN_FAMILIES for arg in ("--family", family)]

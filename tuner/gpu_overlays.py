@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 # the late rounds' tables, the overlays rebuilt over them on). Session 46: the grids of 858646b (those overlays, the
 # f16 one grown by session 45's row grid): f16 row and f32 col all 1000 shapes, f32 row 772 before its deadline.
 # Session 47: the f32 row and f16 col grids of ce9ffd9, all 1000 shapes each. Session 48: sweeps (SWEEPS, below).
+# Session 49: the f16 col grid of 0dfb23e (late round 3 on, the overlays rebuilt over it), all 1000 shapes; its 5
+# graph changes (2 to cuBLAS, 1 to cuBLASLt, 1 cuBLAS -> cuBLASLt, 1 to an f32 kernel) not yet A/B'd.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -50,6 +52,7 @@ S45 = "benchmarks/h100-2026-12-06-s45"
 S46 = "benchmarks/h100-2026-12-06-s46"
 S47 = "benchmarks/h100-2026-12-06-s47"
 S48 = "benchmarks/h100-2026-12-06-s48"
+S49 = "benchmarks/h100-2026-12-06-s49"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -70,7 +73,8 @@ OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
                 _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"),
-                _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")),
+                _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16"),
+                _grid(S49, "call4", "col", "f16")),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile

@@ -76,17 +76,23 @@ def test_every_named_variant_is_in_the_set_its_layout_was_tuned_over_and_runs_it
 
 
 def stated_total(meta: dict, b_layout: str, key: str) -> int:
-    """A layout's total as the table's last step states it: its late round (LATE_ROUNDS: col, then row), else the L2
-    prefetch twins, else an A/B's reverts, else the benchmark's corrections, else tuning."""
-    from tuner.committed_tables import LATE_ROUNDS_BY_DEFAULT
+    """A layout's total as the table's last step states it: the last late round's A/B reverts (LATE_AB_REVERTS), else
+    its late round (LATE_ROUNDS: col, then row), else the L2 prefetch twins, else an A/B's reverts, else the
+    benchmark's corrections, else tuning."""
+    from tuner.committed_tables import LATE_AB_REVERTS, LATE_ROUNDS_BY_DEFAULT
     suffix = "" if b_layout == "col" else f"_{b_layout}"
+    # ab_revert keys its record by the candidate's folder
+    late_ab = {"/".join(spec[acc]["candidate"].split("/")[-4:-2]) for round_number, specs in LATE_AB_REVERTS.items()
+               if round_number <= LATE_ROUNDS_BY_DEFAULT for spec in specs for acc in spec}
+    reverts = list(meta.get("ab_reverted", {}).items())
+    if reverts and reverts[-1][0] in late_ab:
+        return reverts[-1][1]["totals"][b_layout][key]
     if b_layout in ("col", "row")[:LATE_ROUNDS_BY_DEFAULT]:
         return meta[f"confirmed{suffix}"][key]
     if "l2_prefetch_twins" in meta:
         return meta["l2_prefetch_twins"]["totals"][b_layout][key]
-    reverts = list(meta.get("ab_reverted", {}).values())
-    if reverts and "totals" in reverts[-1]:
-        return reverts[-1]["totals"][b_layout][key]
+    if reverts and "totals" in reverts[-1][1]:
+        return reverts[-1][1]["totals"][b_layout][key]
     if f"confirmed{suffix}" in meta:
         return meta[f"confirmed{suffix}"][key]
     tuner = meta[f"tuner{suffix}"]
@@ -169,8 +175,9 @@ def test_row_rounds_of_benchmark_corrections_change_only_a_few_row_entries(every
 def test_late_rounds_correct_the_finished_tables_one_layout_each(tmp_path, capsys):
     """--late-rounds N (LATE_ROUNDS: grids of the finished tables, applied after the twins and the A/B reverts; rounds
     1-2 on since session 44's A/B, round 3 since session 49's): each round changes a few entries of its own layout,
-    only where the grid's table had the same choice, and is recorded after the rounds before it. Session 39's col round moves f16
-    graph choices the build's early rounds could not (their entries differed from the grid's table there)."""
+    only where the grid's table had the same choice, and is recorded after the rounds before it. Session 39's col
+    round moves f16 graph choices the build's early rounds could not (their entries differed from the grid's table
+    there)."""
     from tuner.committed_tables import LATE_ROUNDS, LATE_ROUNDS_BY_DEFAULT, main
     assert LATE_ROUNDS_BY_DEFAULT == 3   # A/B'd on the H200: h200-2026-12-06-s44/call3; round 3: -s49/call1
     assert main(["--out-dir", str(tmp_path / "out"), "--acc", "f16", "--late-rounds", str(len(LATE_ROUNDS)),

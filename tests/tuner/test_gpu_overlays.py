@@ -273,9 +273,9 @@ def test_an_f16_sweep_corrects_with_its_own_arms_only(monkeypatch):
     assert sweeps and min(sweeps) > 0
 
     def sweep_changes() -> list[tuple[dict, dict]]:
-        runs = by_acc["f16"]
+        runs = by_acc["f16"]   # up to the last sweep: later grids may take f32 arms
         before = gpu_overlays.build(H100, "f16", runs[:min(sweeps)], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
-        after = gpu_overlays.build(H100, "f16", runs, base, f32_runs=gpu_overlays.F16_HELPERS[H100])
+        after = gpu_overlays.build(H100, "f16", runs[:max(sweeps) + 1], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
         was = {key(e): e for e in base["entries"]} | {key(e): e for e in before["entries"]}
         return [(was[key(e)], e) for e in after["entries"] if was.get(key(e)) != e]
 
