@@ -21,6 +21,12 @@ from tuner.confirm import MARGIN, choice, with_picks
 from tuner.results import read_json
 
 
+def record_name(candidate: str | Path) -> str:
+    """The key of an A/B's record in a table's meta["ab_reverted"]: the candidate table's session and call folders,
+    e.g. h200-2026-12-02-s13/call3."""
+    return "/".join(Path(candidate).resolve().parts[-4:-2])
+
+
 def _other_ours(competitors: dict) -> dict:
     others = [r for name, r in competitors.items() if name.startswith("ours[")]
     if len(others) != 1:
@@ -118,7 +124,7 @@ def main(argv=None) -> int:
     # fp32-accumulating choice, or split an entry's eager and graph choices)
     totals = {layout: layout_totals(entries, layout) for layout in ("col", "row")}
     record = {"layouts": len(runs), "margin": args.margin, **count, "totals": totals}
-    name = "/".join(Path(args.candidate).resolve().parts[-4:-2])  # e.g. h200-2026-12-02-s13/call3
+    name = record_name(args.candidate)
     meta = {key: value for key, value in table["meta"].items() if key != "ab_reverted"}  # this step's record last
     meta["ab_reverted"] = {**table["meta"].get("ab_reverted", {}), name: record}
     write_table(args.out, meta, entries)

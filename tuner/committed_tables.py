@@ -329,13 +329,14 @@ def main(argv=None) -> int:
                     (args.snapshots / step).mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(table_path(acc, work), table_path(acc, args.snapshots / step))
 
-            def apply_rounds(rounds: tuple, count: int, step: str) -> int:
-                """The first `count` of `rounds` (tuner.confirm), a snapshot after each (step1, step2, ...)."""
+            def apply_rounds(rounds: tuple, count: int, step: str, reverts: dict | None = None) -> int:
+                """The first `count` of `rounds` (tuner.confirm), each followed by its own A/Bs' reverts (`reverts`:
+                round number -> AB_REVERTS-like specs), a snapshot after each (step1, step2, ...)."""
                 for round_index in range(count):
                     if acc in rounds[round_index] and (rc := confirm.main(confirm_argv(acc, round_index, work,
                                                                                        rounds))):
                         return rc
-                    if rc := apply_reverts(LATE_AB_REVERTS.get(round_index + 1, ()) if step == "late" else ()):
+                    if rc := apply_reverts((reverts or {}).get(round_index + 1, ())):
                         return rc
                     snapshot(f"{step}{round_index + 1}")
                 return 0
@@ -370,7 +371,7 @@ def main(argv=None) -> int:
                         return rc
             if args.late_rounds:
                 snapshot("late0")
-            if rc := apply_rounds(LATE_ROUNDS, args.late_rounds, "late"):
+            if rc := apply_rounds(LATE_ROUNDS, args.late_rounds, "late", LATE_AB_REVERTS):
                 return rc
             if LT_IDENTITIES is not None:
                 table = str(table_path(acc, work))

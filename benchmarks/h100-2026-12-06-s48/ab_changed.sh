@@ -4,10 +4,11 @@
 # roles (scripts/h200_ab_layouts.sh). OLD: a folder in the tree holding kernels/tables as of 7334441, made here with
 #   mkdir -p s48ab && git archive 7334441 kernels/tables | tar x -C s48ab && mv s48ab/kernels/tables s48ab/old_tables
 #   OLD=s48ab/old_tables HGEMM_COMMIT=<sha> bash benchmarks/h100-2026-12-06-s48/ab_changed.sh     # ~2 min
-# Call 6, the row entries call 5 changed: LAYOUT=row SHAPES_CALL=call6, OLD the tables of b99990e.
+# Call 6, the row entries call 5 changed: LAYOUT=row SHAPES_CALL=call6, OLD the tables of b99990e. SHAPES: another
+# prefix of shape files (session 49's: benchmarks/h100-2026-12-06-s49/shapes/changed).
 set -u
 source scripts/device_prologue.sh
-OLD=${OLD:?} SHAPES=benchmarks/h100-2026-12-06-s48/${SHAPES_CALL:-call3}/shapes/changed \
+OLD=${OLD:?} SHAPES=${SHAPES:-benchmarks/h100-2026-12-06-s48/${SHAPES_CALL:-call3}/shapes/changed} \
   LAYOUTS=${LAYOUT:-col} AB_DL=${AB_DL:-75} BENCH_S=0.3; source scripts/h200_ab_layouts.sh
 cat $OUT/env.txt $OUT/rc.txt; grep -hv " rc=" $OUT/ab_*/summary.txt
 pack_out ${CALL:-call3}

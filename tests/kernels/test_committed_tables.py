@@ -79,10 +79,10 @@ def stated_total(meta: dict, b_layout: str, key: str) -> int:
     """A layout's total as the table's last step states it: the last late round's A/B reverts (LATE_AB_REVERTS), else
     its late round (LATE_ROUNDS: col, then row), else the L2 prefetch twins, else an A/B's reverts, else the
     benchmark's corrections, else tuning."""
-    from tuner.committed_tables import LATE_AB_REVERTS, LATE_ROUNDS_BY_DEFAULT
+    from tuner.ab_revert import record_name
+    from tuner.committed_tables import LATE_AB_REVERTS, LATE_ROUNDS_BY_DEFAULT, REPO
     suffix = "" if b_layout == "col" else f"_{b_layout}"
-    # ab_revert keys its record by the candidate's folder
-    late_ab = {"/".join(spec[acc]["candidate"].split("/")[-4:-2]) for round_number, specs in LATE_AB_REVERTS.items()
+    late_ab = {record_name(REPO / spec[acc]["candidate"]) for round_number, specs in LATE_AB_REVERTS.items()
                if round_number <= LATE_ROUNDS_BY_DEFAULT for spec in specs for acc in spec}
     reverts = list(meta.get("ab_reverted", {}).items())
     if reverts and reverts[-1][0] in late_ab:
