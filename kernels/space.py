@@ -379,9 +379,10 @@ def _l2_promotion_for(acc: str, bl: str) -> list[KernelConfig]:
 
 
 def l2_prefetch_twin(cfg: KernelConfig, kb: int = 0) -> KernelConfig | None:
-    """The l2_prefetch twin of an sm90 or splitk pdl variant (None for any other, a twin included); kb > 0: the twin
-    that prefetches at most kb KB per CTA."""
-    if cfg.family not in ("sm90", "splitk") or not cfg.pdl or cfg.l2_prefetch:
+    """The l2_prefetch twin of an sm90 or splitk pdl variant (None for any other, a twin included, and for a cooperative
+    splitk one, which has none yet); kb > 0: the twin that prefetches at most kb KB per CTA."""
+    if (cfg.family not in ("sm90", "splitk") or not cfg.pdl or cfg.l2_prefetch
+            or (cfg.family == "splitk" and cfg.schedule == "cooperative")):
         return None
     return replace(cfg, l2_prefetch=True, l2_prefetch_kb=kb)
 

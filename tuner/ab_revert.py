@@ -27,6 +27,16 @@ def record_name(candidate: str | Path) -> str:
     return "/".join(Path(candidate).resolve().parts[-4:-2])
 
 
+def ab_files(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row"), base: str = "",
+             candidate: str = "") -> dict:
+    """One A/B's files for an accumulator, as filed under benchmarks/: the base and candidate tables (default: the
+    folder's base_tables/ and cand_tables/), each layout's role A and B results ("A,B")."""
+    runs = tuple(",".join(f"{folder}/ab_{layout}/fp{acc[1:]}_{role}.results.json.gz" for role in "AB")
+                 for layout in layouts)
+    return {"base": f"{base or folder + '/base_tables'}/sm90_{acc}.json.gz",
+            "candidate": f"{candidate or folder + '/cand_tables'}/sm90_{acc}.json.gz", "ab": runs}
+
+
 def _other_ours(competitors: dict) -> dict:
     others = [r for name, r in competitors.items() if name.startswith("ours[")]
     if len(others) != 1:

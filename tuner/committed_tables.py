@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from kernels.space import L2_PREFETCH_CAP_KB
+from tuner.ab_revert import ab_files
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = REPO / "kernels" / "tables"
@@ -156,17 +157,8 @@ ROW_CONFIRM_ROUNDS_BY_DEFAULT = 10
 # layout; the entries it did not sample keep the candidate's choice.
 # Session 17's A/Bs: call 2 measured every entry the tables of session 16 ran unmeasured (against session 16's A/B base,
 # both layouts); "ab_mid" is the --mid-floor 0.97 candidate against those tables (col from call 2, row from call 1).
-def _ab(folder: str, acc: str, layouts: tuple[str, ...] = ("col", "row"), base: str = "", candidate: str = "") -> dict:
-    """One A/B's files for an accumulator: the base and candidate tables (default: the folder's base_tables/ and
-    cand_tables/), each layout's role A and B results."""
-    runs = tuple(f"{folder}/ab_{layout}/fp{acc[1:]}_A.results.json.gz,{folder}/ab_{layout}/fp{acc[1:]}_B.results.json.gz"
-                 for layout in layouts)
-    return {"base": f"{base or folder + '/base_tables'}/sm90_{acc}.json.gz",
-            "candidate": f"{candidate or folder + '/cand_tables'}/sm90_{acc}.json.gz", "ab": runs}
-
-
 S16_AB, S17 = "benchmarks/h200-2026-12-02-s16/call2", "benchmarks/h200-2026-12-02-s17"
-AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
+AB_REVERTS = tuple({acc: ab_files(folder, acc, *args) for acc in ("f32", "f16")}
                    for folder, *args in (("benchmarks/h200-2026-12-02-s13/call3",),
                                          ("benchmarks/h200-2026-12-02-s14/call3",),
                                          ("benchmarks/h200-2026-12-02-s15/call3", ("row",)),
@@ -176,26 +168,28 @@ AB_REVERTS = tuple({acc: _ab(folder, acc, *args) for acc in ("f32", "f16")}
 # Session 18: call 2's A/B measured round 4 with the f16 sweep alone; the committed build also lets f16 take the f32
 # sweep's fp32-accumulating arms (_grid_round), which changed 42 f16 row entries more: call 3 measured those against
 # call 2's candidate (f16 only; the A/B's candidate is the tables its row grid measured).
-AB_REVERTS += ({"f16": _ab(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
+AB_REVERTS += ({"f16": ab_files(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
                            f"{S18}/call3/grid_row/tables")},)
 # Session 19: call 1's A/B of row round 5 (base: the committed tables before it) and of round 6 (f16, against round
 # 5's tables); call 3's of col round 4 (against the same base); call 4's of the 30 f16 col entries where the committed
 # build (f16 also taking the f32 col sweep's fp32-accumulating arms) differs from call 3's candidate.
-AB_REVERTS += ({acc: _ab(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16")},
-               {"f16": _ab(f"{S19}/call1/ab6", "f16", ("row",), f"{S19}/call1/cand_tables", f"{S19}/call1/cand6")},
-               {acc: _ab(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")},
-               {"f16": _ab(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables",
-                           f"{S19}/call4/grid_row/tables")})
+AB_REVERTS += ({acc: ab_files(f"{S19}/call1", acc, ("row",)) for acc in ("f32", "f16")},
+               {"f16": ab_files(f"{S19}/call1/ab6", "f16", ("row",), f"{S19}/call1/cand_tables",
+                                f"{S19}/call1/cand6")},
+               {acc: ab_files(f"{S19}/call3", acc, ("col",), f"{S19}/call1/base_tables") for acc in ("f32", "f16")},
+               {"f16": ab_files(f"{S19}/call4", "f16", ("col",), f"{S19}/call3/cand_tables",
+                                f"{S19}/call4/grid_row/tables")})
 # Session 20: call 1's A/B of col round 5 and row rounds 7-8 (base: the committed tables before them).
-AB_REVERTS += ({"f32": _ab(f"{S20}/call1", "f32", ("row",)), "f16": _ab(f"{S20}/call1", "f16", ("col", "row"))},)
+AB_REVERTS += ({"f32": ab_files(f"{S20}/call1", "f32", ("row",)),
+                "f16": ab_files(f"{S20}/call1", "f16", ("col", "row"))},)
 # Session 21: call 1's A/B of col round 6 and row round 9 (f16 only: no f32 entry changed).
 S21 = "benchmarks/h200-2026-12-03-s21"
-AB_REVERTS += ({"f16": _ab(f"{S21}/call1", "f16", ("col", "row"))},)
+AB_REVERTS += ({"f16": ab_files(f"{S21}/call1", "f16", ("col", "row"))},)
 # Session 22: call 2's A/B of the loop guard (base: the committed tables before it), both layouts.
 S22 = "benchmarks/h200-2026-12-03-s22"
-AB_REVERTS += ({acc: _ab(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
+AB_REVERTS += ({acc: ab_files(f"{S22}/call2", acc) for acc in ("f32", "f16")},)
 # Session 27: call 1's A/B of col round 7 and row round 10 (base: the committed tables of 1ba7352), both layouts.
-AB_REVERTS += ({acc: _ab("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in ("f32", "f16")},)
+AB_REVERTS += ({acc: ab_files("benchmarks/h200-2026-12-04-s27/call1", acc) for acc in ("f32", "f16")},)
 
 
 # Last, the graph choices move to their l2_prefetch twins where the prefetch pays (tuner/prefetch_twins.py). Col sm90:
@@ -251,7 +245,7 @@ LATE_ROUNDS_BY_DEFAULT = 3
 # Round 3's A/B (session 49, call 1: base the tables of 338b560, candidate the round-3 build): 2 of its 17 entries
 # ran slower in both roles, 64x512x12288 f32 (0.956x / 0.958x) and 64x512x16384 f16 (0.949x / 0.948x).
 S49 = "benchmarks/h200-2026-12-06-s49"
-LATE_AB_REVERTS = {3: ({acc: _ab(f"{S49}/call1", acc, ("col",)) for acc in ("f32", "f16")},)}
+LATE_AB_REVERTS = {3: ({acc: ab_files(f"{S49}/call1", acc, ("col",)) for acc in ("f32", "f16")},)}
 
 
 def table_path(acc: str, directory: Path = TABLES) -> Path:

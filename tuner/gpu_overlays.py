@@ -17,16 +17,20 @@ CPU test fails when a table change would change an overlay (tests/tuner/test_gpu
                                               # (DIR/sm90_<acc>.json: an A/B's candidate, a grid's measured table)
 
 A later grid on the card measures the tables with its overlay on: list it after the runs before it (each run confirms
-the table as the runs before it corrected it), with the merged table it measured.
+the table as the runs before it corrected it), with the merged table it measured. An A/B of the card's tables
+(`ABRevert`) goes among the runs too, after those whose overlay it measured as its candidate: an entry whose choice
+there ran slower than the base's in both roles takes the base's back (tuner.ab_revert). It is the way back for an
+entry the runs cannot correct: one whose committed choice changed since the card's runs, which they leave alone.
 """
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from kernels import tuned_tables
-from tuner import confirm
+from tuner import ab_revert, confirm
 from tuner.results import read_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,6 +48,12 @@ REPO = Path(__file__).resolve().parents[1]
 # Session 47: the f32 row and f16 col grids of ce9ffd9, all 1000 shapes each. Session 48: sweeps (SWEEPS, below).
 # Session 49: the f16 col grid of 0dfb23e (late round 3 on, the overlays rebuilt over it), all 1000 shapes; its 5
 # graph changes (2 to cuBLAS, 1 to cuBLASLt, 1 cuBLAS -> cuBLASLt, 1 to an f32 kernel) not yet A/B'd.
+# Session 50: call 1 A/B'd the 11 col entries whose H100 dispatch session 49 changed (its f16 col grid's 5, and 6 f32
+# entries where late round 3's H200 picks replaced the overlay's corrections), both roles: 2 f32 entries ran slower
+# in both (64x1024x8192 0.962x / 0.963x, 512x128x12288 0.962x / 0.958x) and take the choices of 338b560's tables back
+# (ABRevert); the f16 changes held (+1.2% / +1.0%). Then the tables of 6a5e407 (the overlays before that revert) on:
+# call 2's split-K sweep over tuner/grids/skinny_long.txt (col, both accumulators), call 3's f32 col grid and
+# call 4's f16 row grid, all 1000 shapes each.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -53,6 +63,7 @@ S46 = "benchmarks/h100-2026-12-06-s46"
 S47 = "benchmarks/h100-2026-12-06-s47"
 S48 = "benchmarks/h100-2026-12-06-s48"
 S49 = "benchmarks/h100-2026-12-06-s49"
+S50 = "benchmarks/h100-2026-12-06-s50"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -61,28 +72,51 @@ def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
     return f"{grid}/{fmt}/results.json.gz", f"{grid}/tables/sm90_{acc}.json.gz"
 
 
-OVERLAYS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
+@dataclass(frozen=True)
+class ABRevert:
+    """An A/B of the card's tables filed under folder (tuner.ab_revert.ab_files: base_tables/ and cand_tables/, the
+    merged tables before and after a change; ab_<layout>/ both roles), placed among a card's runs after those whose
+    overlay its candidate holds."""
+    folder: str
+    layouts: tuple[str, ...] = ("col",)
+
+    def apply(self, entries: list[dict], acc: str, repo: Path, margin: float) -> tuple[list[dict], dict]:
+        files = ab_revert.ab_files(self.folder, acc, self.layouts)
+        runs = [tuple(read_json(repo / path) for path in pair.split(",")) for pair in files["ab"]]
+        entries, reverted = ab_revert.revert(entries, acc, read_json(repo / files["base"]),
+                                             read_json(repo / files["candidate"]), runs, margin)
+        return entries, {"ab": ab_revert.record_name(repo / files["candidate"]), "b_layout": ",".join(self.layouts),
+                         **reverted}
+
+
+OverlayRun = tuple[str, str] | ABRevert   # a grid or sweep (results, the table it measured), or an A/B's verdicts
+
+
+OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
     "NVIDIA H100 80GB HBM3": {
         "f32": (_grid(S38, "call1", "row", "f32"), _grid(S38, "call4", "col", "f32"),
                 _grid(S40, "call1", "row", "f32"), _grid(S40, "call2", "col", "f32"),
                 _grid(S43, "call1", "row", "f32"), _grid(S43, "call2", "col", "f32"),
                 _grid(S46, "call2", "col", "f32"), _grid(S46, "call3", "row", "f32"),
                 _grid(S47, "call2", "row", "f32"),
-                _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32")),
+                _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32"),
+                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f32"), _grid(S50, "call3", "col", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
                 _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"),
                 _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16"),
-                _grid(S49, "call4", "col", "f16")),
+                _grid(S49, "call4", "col", "f16"),
+                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f16"), _grid(S50, "call4", "row", "f16")),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
-# long-K shapes (tuner/grids/long_k_few_tiles.txt), each shape's best arm timed beside the tables (session 48, calls 2
-# and 5). An f16 sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through
+# long-K shapes (tuner/grids/long_k_few_tiles.txt; session 48, calls 2 and 5) or over the 90 skinny long-K col
+# shapes (tuner/grids/skinny_long.txt; session 50, call 2), each shape's best arm timed beside the tables. An f16 sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through
 # torch.matmul, flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x /
 # 0.997x (the two roles) and 4 to the helpers' cuBLAS / cuBLASLt arms at 0.92x to 1.01x.
-SWEEPS = frozenset(results for results, _ in (_grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16")))
+SWEEPS = frozenset(results for results, _ in (_grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16"),
+                                              _grid(S50, "call2", "col", "f16")))
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
 # the card's latest f32 runs: another f32 measurement of the same arms flips many f16 entries near the margin (session
 # 43's f32 grids would change 151 and add 35 of 195), so a new helper set is A/B'd (overlay_ab.sh) before it replaces
@@ -95,7 +129,7 @@ RUN_META = ("gpu", "arch", "driver", "cuda", "torch")
 # the fallback reasons of a tuned cuBLASLt choice that this card's heuristic list lacks (kernel_error before session 40)
 FELL_BACK = ("tuned_elsewhere", "kernel_error")
 # what the command prints of each run's round
-ROUND_SUMMARY = ("b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
+ROUND_SUMMARY = ("ab", "b_layout", "graph", "eager", "ran_cublas", "changed_since_benchmark")
 
 
 def _key(entry: dict) -> tuple:
@@ -153,7 +187,7 @@ def _load(gpu: str, acc: str, results: str, measured: str, repo: Path, kernel_on
     return run
 
 
-def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, margin: float = confirm.MARGIN,
+def build(gpu: str, acc: str, runs: tuple[OverlayRun, ...], base: dict, margin: float = confirm.MARGIN,
           repo: Path = REPO, f32_runs: tuple[tuple[str, str], ...] = ()) -> dict:
     """The overlay table (meta and the changed entries) of `base` (a table's JSON object) on `gpu` from its runs.
     f32_runs (f16 only): the card's f32 runs, whose arms an f16 entry may also take (fp32 accumulation is more
@@ -165,7 +199,12 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
     for results, measured in f32_runs if acc == "f16" else ():
         helper = _load(gpu, "f32", results, measured, repo, kernel_only=True)
         helpers[helper.b_layout] = helper
-    for results, measured in runs:
+    for spec in runs:
+        if isinstance(spec, ABRevert):
+            entries, record = spec.apply(entries, acc, repo, margin)
+            rounds.append(record)
+            continue
+        results, measured = spec
         run = _load(gpu, acc, results, measured, repo)
         meta = run.meta
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
@@ -177,7 +216,7 @@ def build(gpu: str, acc: str, runs: tuple[tuple[str, str], ...], base: dict, mar
     before = {_key(e): e for e in base["entries"]}
     changed = [e for e in entries if before.get(_key(e)) != e]
     meta = {"arch": base["meta"]["arch"], "acc": acc, **run_meta, "gpu": gpu,
-            "date": rounds[0]["date"], "commit": rounds[0]["commit"],
+            **{key: next(r[key] for r in rounds if key in r) for key in ("date", "commit")},
             "overlay_of": {"gpu": base["meta"]["gpu"], "commit": base["meta"]["commit"]},
             "margin": margin, "confirmed": rounds}
     for key in tuned_tables.META_STRINGS:

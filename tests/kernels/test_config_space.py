@@ -213,6 +213,13 @@ def test_l2_prefetch_is_a_pdl_field_left_out_of_dicts_unless_set():
         sm90(pdl=True, l2_prefetch=1)
     experiment = space.variant_set("l2_prefetch")
     assert experiment and all(c.l2_prefetch and c.b_layout == "col" and space.is_valid(c) for c in experiment)
+    # twins only where the kernel has one: a cooperative split-K kernel (the H100 overlay runs one since session 50)
+    # has none, so the twin sets over the tables' variants leave it out
+    assert space.l2_prefetch_twin(replace(splitk, l2_prefetch=False)) == replace(splitk, l2_prefetch=True)
+    coop = KernelConfig("splitk", "f16", "col", (128, 64, 64), stages=8, schedule="cooperative", pdl=True)
+    assert space.is_valid(coop) and space.l2_prefetch_twin(coop) is None
+    with pytest.raises(ValueError, match="splitk cooperative has no l2_prefetch twin"):
+        replace(coop, l2_prefetch=True)
     # the twins of the pdl variants the tables run (or ran, before their graph choices moved to the twin), and every
     # twin the tables run
     tables = set(space.variant_set("tables"))

@@ -15,6 +15,8 @@ from tuner.results import read_json
 
 H100 = "NVIDIA H100 80GB HBM3"
 RUNS = gpu_overlays.OVERLAYS[H100]["f32"]
+GRIDS = [run for run in RUNS if not isinstance(run, gpu_overlays.ABRevert)]   # grids and sweeps: (results, table)
+ABS = [run for run in RUNS if isinstance(run, gpu_overlays.ABRevert)]
 
 
 def committed_f32() -> dict:
@@ -43,8 +45,9 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
     base = {key(e): e for e in committed_f32()["entries"]}
     assert data["entries"], "the H100 grids changed entries"
     runs = [gpu_overlays.confirm.Run.load("f32", gpu_overlays.REPO / results, gpu_overlays.REPO / measured)
-            for results, measured in RUNS]
+            for results, measured in GRIDS]
     choice = gpu_overlays.confirm.choice
+    reverts = [_ab_verdicts(ab, "f32") for ab in ABS]
 
     def justified(entry: dict, run) -> str | None:
         """How one run of the entry's layout justifies its new graph choice, by that run's own figures."""
@@ -71,12 +74,52 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
         assert entry != base[key(entry)]
         if choice(entry, "graph") != choice(base[key(entry)], "graph"):
             reasons = {justified(entry, run) for run in runs} - {None}
+            reasons |= {"reverted" for slower, was, _ in reverts   # an A/B's base choice, faster in both roles
+                        if key(entry) in slower and choice(entry, "graph") == choice(was[key(entry)], "graph")}
             assert reasons, entry
-            how.append(min(reasons))
+            how.append(reasons)
     rounds = data["meta"]["confirmed"]
-    assert 0 < how.count("ran_cublas") <= sum(r.get("ran_cublas", 0) for r in rounds)
+    assert 0 < sum(min(r) == "ran_cublas" for r in how) <= sum(r.get("ran_cublas", 0) for r in rounds)
+    assert 0 < sum("reverted" in r for r in how) <= sum(r["graph"] for r in rounds if "ab" in r)
     assert sum(r["graph"] + r["eager"] + r.get("ran_cublas", 0) for r in rounds) >= len(data["entries"])
     assert data["meta"]["gpu"] == H100 and data["meta"]["overlay_of"]["gpu"] == committed_f32()["meta"]["gpu"]
+
+
+def _ab_verdicts(ab: gpu_overlays.ABRevert, acc: str) -> tuple[set, dict, dict]:
+    """The keys an overlay A/B measured its base faster on in both roles (kernel-only), and its base and candidate
+    tables by key."""
+    files = gpu_overlays.ab_revert.ab_files(ab.folder, acc, ab.layouts)
+    slower = set()
+    for pair, layout in zip(files["ab"], ab.layouts):
+        role_a, role_b = (read_json(gpu_overlays.REPO / path) for path in pair.split(","))
+        slower |= {(*map(int, mnk.split("_")), layout) for mnk in gpu_overlays.ab_revert.base_faster(role_a, role_b)}
+    tables = [{key(e): e for e in read_json(gpu_overlays.REPO / files[name])["entries"]}
+              for name in ("base", "candidate")]
+    return slower, *tables
+
+
+def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster_in_both_roles():
+    # session 50's A/B on the H100: two f32 col entries whose committed choice changed (late round 3 on the H200), so
+    # that the card's runs no longer corrected them, ran slower than the overlay's old choice in both roles
+    choice = gpu_overlays.confirm.choice
+    (ab,) = ABS
+    slower, was, measured = _ab_verdicts(ab, "f32")
+    assert len(slower) == 2
+    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
+    without = gpu_overlays.build(H100, "f32", tuple(GRIDS), committed_f32())
+    base = {key(e): e for e in committed_f32()["entries"]}
+    now = base | {key(e): e for e in data["entries"]}
+    before = base | {key(e): e for e in without["entries"]}
+    for k in slower:
+        assert choice(before[k], "graph") == choice(measured[k], "graph") != choice(was[k], "graph")
+        assert choice(now[k], "graph") == choice(was[k], "graph")
+        assert choice(now[k], "eager") == choice(before[k], "eager")
+    # every other entry the A/B measured keeps what the runs give it
+    measured_keys = {k for k in measured if measured[k] != was.get(k)}
+    assert measured_keys - slower
+    assert all(now[k] == before[k] for k in measured_keys - slower)
+    (record,) = [r for r in data["meta"]["confirmed"] if "ab" in r]
+    assert record == {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0}
 
 
 def test_an_entry_retuned_since_the_run_is_left_alone():
@@ -91,7 +134,7 @@ def test_an_entry_retuned_since_the_run_is_left_alone():
     again = gpu_overlays.build(H100, "f32", RUNS, base)
     assert key(retuned) not in {key(e) for e in again["entries"]}
     assert len(again["entries"]) == len(data["entries"]) - 1
-    changed = [sum(r["changed_since_benchmark"] for r in d["meta"]["confirmed"]) for d in (data, again)]
+    changed = [sum(r.get("changed_since_benchmark", 0) for r in d["meta"]["confirmed"]) for d in (data, again)]
     assert changed[1] > changed[0]
 
 
@@ -267,17 +310,21 @@ def test_an_f16_overlay_takes_the_cards_f32_arms_for_graphs_only():
 def test_an_f16_sweep_corrects_with_its_own_arms_only(monkeypatch):
     # session 48: the split-K sweeps' f16 runs, given the f32 helpers, flipped small entries to f32 kernels near the
     # margin (0.996x in the A/B); without them every change a sweep makes is one of its own f16 arms or baselines
-    by_acc = gpu_overlays.OVERLAYS[H100]
+    runs = gpu_overlays.OVERLAYS[H100]["f16"]
     base = read_json(tuned_tables.TABLES_DIR / "sm90_f16.json")
-    sweeps = [i for i, (results, _) in enumerate(by_acc["f16"]) if results in gpu_overlays.SWEEPS]
-    assert sweeps and min(sweeps) > 0
+    sweeps = [i for i, run in enumerate(runs)
+              if not isinstance(run, gpu_overlays.ABRevert) and run[0] in gpu_overlays.SWEEPS]
+    assert len(sweeps) >= 2 and min(sweeps) > 0
 
     def sweep_changes() -> list[tuple[dict, dict]]:
-        runs = by_acc["f16"]   # up to the last sweep: later grids may take f32 arms
-        before = gpu_overlays.build(H100, "f16", runs[:min(sweeps)], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
-        after = gpu_overlays.build(H100, "f16", runs[:max(sweeps) + 1], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
-        was = {key(e): e for e in base["entries"]} | {key(e): e for e in before["entries"]}
-        return [(was[key(e)], e) for e in after["entries"] if was.get(key(e)) != e]
+        """What each sweep alone changes (the grids between them may take f32 arms)."""
+        out = []
+        for i in sweeps:
+            before, after = (gpu_overlays.build(H100, "f16", runs[:end], base, f32_runs=gpu_overlays.F16_HELPERS[H100])
+                             for end in (i, i + 1))
+            was = {key(e): e for e in base["entries"]} | {key(e): e for e in before["entries"]}
+            out += [(was[key(e)], e) for e in after["entries"] if was.get(key(e)) != e]
+        return out
 
     changes = sweep_changes()
     assert changes
