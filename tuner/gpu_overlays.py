@@ -80,9 +80,11 @@ class ABRevert:
     folder: str
     layouts: tuple[str, ...] = ("col",)
 
-    def apply(self, entries: list[dict], acc: str, repo: Path, margin: float) -> tuple[list[dict], dict]:
+    def apply(self, entries: list[dict], gpu: str, acc: str, repo: Path, margin: float) -> tuple[list[dict], dict]:
         files = ab_revert.ab_files(self.folder, acc, self.layouts)
         runs = [tuple(read_json(repo / path) for path in pair.split(",")) for pair in files["ab"]]
+        if cards := {role["meta"].get("gpu") for pair in runs for role in pair} - {gpu}:
+            raise ValueError(f"{self.folder}: an A/B of {sorted(map(str, cards))}, not of {gpu!r}")
         entries, reverted = ab_revert.revert(entries, acc, read_json(repo / files["base"]),
                                              read_json(repo / files["candidate"]), runs, margin)
         return entries, {"ab": ab_revert.record_name(repo / files["candidate"]), "b_layout": ",".join(self.layouts),
@@ -112,9 +114,10 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
 # long-K shapes (tuner/grids/long_k_few_tiles.txt; session 48, calls 2 and 5) or over the 90 skinny long-K col
-# shapes (tuner/grids/skinny_long.txt; session 50, call 2), each shape's best arm timed beside the tables. An f16 sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through
-# torch.matmul, flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x /
-# 0.997x (the two roles) and 4 to the helpers' cuBLAS / cuBLASLt arms at 0.92x to 1.01x.
+# shapes (tuner/grids/skinny_long.txt; session 50, call 2), each shape's best arm timed beside the tables. An f16
+# sweep corrects with its own arms and baselines only: the f32 helpers' arms, put on its scale through torch.matmul,
+# flipped 24 small f16 entries near the margin to f32 kernels that session 48's A/B measured at 0.996x / 0.997x (the
+# two roles) and 4 to the helpers' cuBLAS / cuBLASLt arms at 0.92x to 1.01x.
 SWEEPS = frozenset(results for results, _ in (_grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16"),
                                               _grid(S50, "call2", "col", "f16")))
 # card -> the f32 runs whose arms its f16 overlay may take (build's f32_runs: the last of each layout). Pinned, not
@@ -201,7 +204,7 @@ def build(gpu: str, acc: str, runs: tuple[OverlayRun, ...], base: dict, margin: 
         helpers[helper.b_layout] = helper
     for spec in runs:
         if isinstance(spec, ABRevert):
-            entries, record = spec.apply(entries, acc, repo, margin)
+            entries, record = spec.apply(entries, gpu, acc, repo, margin)
             rounds.append(record)
             continue
         results, measured = spec

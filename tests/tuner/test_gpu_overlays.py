@@ -120,6 +120,8 @@ def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster
     assert all(now[k] == before[k] for k in measured_keys - slower)
     (record,) = [r for r in data["meta"]["confirmed"] if "ab" in r]
     assert record == {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0}
+    with pytest.raises(ValueError, match="an A/B of .*not of 'NVIDIA H200'"):   # its runs name the card
+        ab.apply(committed_f32()["entries"], "NVIDIA H200", "f32", gpu_overlays.REPO, gpu_overlays.confirm.MARGIN)
 
 
 def test_an_entry_retuned_since_the_run_is_left_alone():
