@@ -169,7 +169,7 @@ AB_REVERTS = tuple({acc: ab_files(folder, acc, *args) for acc in ("f32", "f16")}
 # sweep's fp32-accumulating arms (_grid_round), which changed 42 f16 row entries more: call 3 measured those against
 # call 2's candidate (f16 only; the A/B's candidate is the tables its row grid measured).
 AB_REVERTS += ({"f16": ab_files(f"{S18}/call3", "f16", ("row",), f"{S18}/call2/cand_tables",
-                           f"{S18}/call3/grid_row/tables")},)
+                                f"{S18}/call3/grid_row/tables")},)
 # Session 19: call 1's A/B of row round 5 (base: the committed tables before it) and of round 6 (f16, against round
 # 5's tables); call 3's of col round 4 (against the same base); call 4's of the 30 f16 col entries where the committed
 # build (f16 also taking the f32 col sweep's fp32-accumulating arms) differs from call 3's candidate.

@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 # f16 one grown by session 45's row grid): f16 row and f32 col all 1000 shapes, f32 row 772 before its deadline.
 # Session 47: the f32 row and f16 col grids of ce9ffd9, all 1000 shapes each. Session 48: sweeps (SWEEPS, below).
 # Session 49: the f16 col grid of 0dfb23e (late round 3 on, the overlays rebuilt over it), all 1000 shapes; its 5
-# graph changes (2 to cuBLAS, 1 to cuBLASLt, 1 cuBLAS -> cuBLASLt, 1 to an f32 kernel) not yet A/B'd.
+# graph changes (2 to cuBLAS, 1 to cuBLASLt, 1 cuBLAS -> cuBLASLt, 1 to an f32 kernel), A/B'd in session 50.
 # Session 50: call 1 A/B'd the 11 col entries whose H100 dispatch session 49 changed (its f16 col grid's 5, and 6 f32
 # entries where late round 3's H200 picks replaced the overlay's corrections), both roles: 2 f32 entries ran slower
 # in both (64x1024x8192 0.962x / 0.963x, 512x128x12288 0.962x / 0.958x) and take the choices of 338b560's tables back
