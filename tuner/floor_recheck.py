@@ -11,6 +11,10 @@ it against any of the baselines; a device script (scripts/floor_recheck.sh) time
 a "round" with every competitor interleaved as in any eval run; `report` sets the grid's figure beside the rounds'.
 A shape is **below** where every round (the grid's own included) puts it below, **above** where the rounds alone
 all put it at or above, and **within spread** where they straddle the floor.
+
+`rechecked(grid, rounds)` is the grid as its rounds correct it: each rechecked competitor's figures the median over
+the grid and the rounds, so that a correction read from the grid (tuner.gpu_overlays) stands on every run of a
+shape, not on the one draw that put it below.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from tuner.results import read_json
+from tuner.results import read_json, speedups
 from tuner.summary import FLOOR
 
 BELOW, SPREAD, ABOVE = "below", "within spread", "above"
@@ -97,6 +101,46 @@ def report(first: dict, rounds: list[dict], timing: str, baselines: list[str], f
         counts[b]["untimed"] = sum(1 for u in untimed if u["baseline"] == b)
     return {"timing": timing, "floor": floor, "rounds": len(rounds), "rows": rows, "untimed": untimed,
             "counts": counts}
+
+
+def rechecked(grid: dict, rounds: list[dict]) -> dict:
+    """The grid with, for every shape the rounds timed again, each competitor's kernel-only and per-call figures the
+    median over its passing readings in the grid and the rounds (TFLOP/s and speedups recomputed); the rest as it
+    was. Rounds of other tables or another card are refused: `ours` must have run what it ran in the grid."""
+    for r in rounds:
+        for key in ("gpu", "commit", "acc", "b_layout"):
+            if r["meta"].get(key) != grid["meta"].get(key):
+                raise ValueError(f"a round of {key} {r['meta'].get(key)!r}, the grid's {grid['meta'].get(key)!r}")
+    again: dict[str, list[dict]] = {}
+    for r in rounds:
+        for rec in r["shapes"]:
+            again.setdefault(rec["mnk"], []).append(rec["competitors"])
+    shapes = []
+    for rec in grid["shapes"]:
+        later = again.get(rec["mnk"])
+        if not later:
+            shapes.append(rec)
+            continue
+        competitors = {}
+        for name, first in rec["competitors"].items():
+            readings = [first, *(c[name] for c in later if name in c)]
+            if name == "ours" and any(_ran(c) != _ran(first) for c in readings):
+                raise ValueError(f"{rec['mnk']}: ours ran another choice in a round than in the grid")
+            merged = dict(first)
+            for timing in ("kernel", "call"):
+                values = [c[f"{timing}_us"] for c in readings if c.get("ok") and c.get(f"{timing}_us")]
+                if first.get("ok") and values:
+                    merged[f"{timing}_us"] = statistics.median(values)
+                    merged[f"{timing}_tflops"] = rec["flop"] / merged[f"{timing}_us"] / 1e6
+            competitors[name] = merged
+        shapes.append({**rec, "competitors": competitors,
+                       "speedup": {t: speedups(competitors, t) for t in rec.get("speedup", {})}})
+    return {**grid, "shapes": shapes}
+
+
+def _ran(ours: dict) -> tuple:
+    info = ours.get("info") or {}
+    return info.get("kernel"), info.get("graph_kernel")
 
 
 def format_report(rep: dict) -> str:

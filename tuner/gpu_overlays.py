@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernels import tuned_tables
-from tuner import ab_revert, confirm
+from tuner import ab_revert, confirm, floor_recheck
 from tuner.results import read_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +53,10 @@ REPO = Path(__file__).resolve().parents[1]
 # in both (64x1024x8192 0.962x / 0.963x, 512x128x12288 0.962x / 0.958x) and take the choices of 338b560's tables back
 # (ABRevert); the f16 changes held (+1.2% / +1.0%). Then the tables of 6a5e407 (the overlays before that revert) on:
 # call 2's split-K sweep over tuner/grids/skinny_long.txt (col, both accumulators), call 3's f32 col grid and
-# call 4's f16 row grid, all 1000 shapes each.
+# call 4's f16 row grid, all 1000 shapes each. Session 51: call 1 A/B'd the 5 entries session 50 changed (all faster
+# kernel-only in both roles: +2.3% to +11%); then the tables of 244b293 on: call 2's f32 row grid, read with call 3's
+# floor recheck of its 5 shapes below 0.97x (3 more rounds each: 2 cuBLASLt -> cuBLAS flips of 8192-scale shapes the
+# grid alone made were its one draw), and call 4's f16 col grid, all 1000 shapes each.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -64,6 +67,7 @@ S47 = "benchmarks/h100-2026-12-06-s47"
 S48 = "benchmarks/h100-2026-12-06-s48"
 S49 = "benchmarks/h100-2026-12-06-s49"
 S50 = "benchmarks/h100-2026-12-06-s50"
+S51 = "benchmarks/h100-2026-12-06-s51"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -91,7 +95,23 @@ class ABRevert:
                          **reverted}
 
 
-OverlayRun = tuple[str, str] | ABRevert   # a grid or sweep (results, the table it measured), or an A/B's verdicts
+@dataclass(frozen=True)
+class Rechecked:
+    """A grid (results, the table it measured) whose below-floor shapes a floor recheck timed again with the same
+    tables (scripts/floor_recheck.sh: round1..N.json under folder): its corrections read each rechecked shape's
+    median over the grid and the rounds (tuner.floor_recheck.rechecked), not the grid's one draw alone."""
+    grid: tuple[str, str]
+    folder: str
+
+    def rounds(self, repo: Path) -> list[dict]:
+        paths = sorted((repo / self.folder).glob("round*.json*"))
+        if not paths:
+            raise ValueError(f"{self.folder}: no floor recheck rounds")
+        return [read_json(path) for path in paths]
+
+
+OverlayRun = tuple[str, str] | ABRevert | Rechecked   # a grid or sweep (results, the table it measured), an A/B's
+                                                      # verdicts, or a grid with its floor recheck
 
 
 OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
@@ -102,14 +122,16 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 _grid(S46, "call2", "col", "f32"), _grid(S46, "call3", "row", "f32"),
                 _grid(S47, "call2", "row", "f32"),
                 _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32"),
-                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f32"), _grid(S50, "call3", "col", "f32")),
+                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f32"), _grid(S50, "call3", "col", "f32"),
+                Rechecked(_grid(S51, "call2", "row", "f32"), f"{S51}/call3/row_fp32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
                 _grid(S46, "call2", "row", "f16"), _grid(S47, "call3", "col", "f16"),
                 _grid(S48, "call2", "col", "f16"), _grid(S48, "call5", "row", "f16"),
                 _grid(S49, "call4", "col", "f16"),
-                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f16"), _grid(S50, "call4", "row", "f16")),
+                ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f16"), _grid(S50, "call4", "row", "f16"),
+                _grid(S51, "call4", "col", "f16")),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
@@ -190,6 +212,16 @@ def _load(gpu: str, acc: str, results: str, measured: str, repo: Path, kernel_on
     return run
 
 
+def load_run(gpu: str, acc: str, spec: tuple[str, str] | Rechecked, repo: Path = REPO) -> tuple[str, confirm.Run]:
+    """(its results path, the run) of a grid or sweep among a card's runs; a Rechecked grid with its rounds' medians."""
+    results, measured = spec.grid if isinstance(spec, Rechecked) else spec
+    run = _load(gpu, acc, results, measured, repo)
+    if isinstance(spec, Rechecked):
+        again = floor_recheck.rechecked(read_json(repo / results), spec.rounds(repo))
+        run = replace(run, results={s["mnk"]: s["competitors"] for s in again["shapes"]})
+    return results, run
+
+
 def build(gpu: str, acc: str, runs: tuple[OverlayRun, ...], base: dict, margin: float = confirm.MARGIN,
           repo: Path = REPO, f32_runs: tuple[tuple[str, str], ...] = ()) -> dict:
     """The overlay table (meta and the changed entries) of `base` (a table's JSON object) on `gpu` from its runs.
@@ -207,8 +239,7 @@ def build(gpu: str, acc: str, runs: tuple[OverlayRun, ...], base: dict, margin: 
             entries, record = spec.apply(entries, gpu, acc, repo, margin)
             rounds.append(record)
             continue
-        results, measured = spec
-        run = _load(gpu, acc, results, measured, repo)
+        results, run = load_run(gpu, acc, spec, repo)
         meta = run.meta
         run_meta = run_meta or {k: str(meta[k]) for k in RUN_META if k in meta}
         f32_arms = [helpers[run.b_layout]] if run.b_layout in helpers and results not in SWEEPS else []

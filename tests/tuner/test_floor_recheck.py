@@ -101,3 +101,50 @@ def test_report_counts_rounds_whose_ours_ran_another_kernel():
     again_call = with_choice(run({"64_64_64": {"torch.matmul": 0.9}}, "call"), {"64_64_64": ("sm90_b", "x")})
     row = fr.report(first_call, [again_call], "call", ["torch.matmul"])["rows"][0]
     assert (row["choice"], row["other_choice"]) == ("sm90_a", 1)   # per call, the eager choice decides
+
+
+def _timed(mnk: str, times: dict[str, float], ran: str = "sm90_x", ok: bool = True) -> dict:
+    """A shape record whose competitors took `times` µs (kernel-only; per call twice that)."""
+    m, n, k = map(int, mnk.split("_"))
+    comps = {name: {"ok": ok or name != "ours", "kernel_us": us, "call_us": 2 * us,
+                    "info": {"kernel": ran, "graph_kernel": ran} if name == "ours" else {}}
+             for name, us in times.items()}
+    return {"mnk": mnk, "flop": 2.0 * m * n * k, "competitors": comps, "speedup": {"kernel": {}, "call": {}}}
+
+
+META = {"gpu": "NVIDIA H100 80GB HBM3", "commit": "abc1234", "acc": "f32", "b_layout": "row"}
+
+
+def test_rechecked_takes_each_competitors_median_over_the_grid_and_its_rounds():
+    grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0, "cuBLAS-nn": 10.0}),
+                                     _timed("128_64_64", {"ours": 9.0, "cuBLAS-nn": 10.0})]}
+    rounds = [{"meta": META, "shapes": [_timed("64_64_64", {"ours": 9.0, "cuBLAS-nn": 10.5})]},
+              {"meta": META, "shapes": [_timed("64_64_64", {"ours": 9.5, "cuBLAS-nn": 10.2})]}]
+    again = fr.rechecked(grid, rounds)
+    first, second = again["shapes"]
+    assert first["competitors"]["ours"]["kernel_us"] == 9.5 and first["competitors"]["ours"]["call_us"] == 19.0
+    assert first["competitors"]["cuBLAS-nn"]["kernel_us"] == 10.2
+    assert first["speedup"]["kernel"]["cuBLAS-nn"] == pytest.approx(10.2 / 9.5)
+    assert first["competitors"]["ours"]["kernel_tflops"] == pytest.approx(2 * 64 ** 3 / 9.5e-6 / 1e12)
+    assert second == grid["shapes"][1]                      # a shape no round timed stays as the grid had it
+    assert grid["shapes"][0]["competitors"]["ours"]["kernel_us"] == 12.0   # the grid itself is not modified
+
+
+def test_rechecked_leaves_out_readings_that_failed_their_check():
+    grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0, "cuBLAS-nn": 10.0})]}
+    rounds = [{"meta": META, "shapes": [_timed("64_64_64", {"ours": 1.0, "cuBLAS-nn": 10.0}, ok=False)]},
+              {"meta": META, "shapes": [_timed("64_64_64", {"ours": 11.0, "cuBLAS-nn": 10.0})]}]
+    assert fr.rechecked(grid, rounds)["shapes"][0]["competitors"]["ours"]["kernel_us"] == 11.5
+
+
+@pytest.mark.parametrize("key, value", [("commit", "fff0000"), ("gpu", "NVIDIA H200"), ("b_layout", "col")])
+def test_rechecked_refuses_rounds_of_other_tables_or_another_card(key, value):
+    grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0})]}
+    with pytest.raises(ValueError, match=key):
+        fr.rechecked(grid, [{"meta": {**META, key: value}, "shapes": [_timed("64_64_64", {"ours": 9.0})]}])
+
+
+def test_rechecked_refuses_a_round_where_ours_ran_another_choice():
+    grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0})]}
+    with pytest.raises(ValueError, match="another choice"):
+        fr.rechecked(grid, [{"meta": META, "shapes": [_timed("64_64_64", {"ours": 9.0}, ran="cublas")]}])

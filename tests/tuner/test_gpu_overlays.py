@@ -15,7 +15,7 @@ from tuner.results import read_json
 
 H100 = "NVIDIA H100 80GB HBM3"
 RUNS = gpu_overlays.OVERLAYS[H100]["f32"]
-GRIDS = [run for run in RUNS if not isinstance(run, gpu_overlays.ABRevert)]   # grids and sweeps: (results, table)
+GRIDS = [run for run in RUNS if not isinstance(run, gpu_overlays.ABRevert)]   # grids (perhaps Rechecked) and sweeps
 ABS = [run for run in RUNS if isinstance(run, gpu_overlays.ABRevert)]
 
 
@@ -44,8 +44,7 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
     data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
     base = {key(e): e for e in committed_f32()["entries"]}
     assert data["entries"], "the H100 grids changed entries"
-    runs = [gpu_overlays.confirm.Run.load("f32", gpu_overlays.REPO / results, gpu_overlays.REPO / measured)
-            for results, measured in GRIDS]
+    runs = [gpu_overlays.load_run(H100, "f32", spec)[1] for spec in GRIDS]   # a recheck's medians, as build reads
     choice = gpu_overlays.confirm.choice
     reverts = [_ab_verdicts(ab, "f32") for ab in ABS]
 
@@ -315,7 +314,7 @@ def test_an_f16_sweep_corrects_with_its_own_arms_only(monkeypatch):
     runs = gpu_overlays.OVERLAYS[H100]["f16"]
     base = read_json(tuned_tables.TABLES_DIR / "sm90_f16.json")
     sweeps = [i for i, run in enumerate(runs)
-              if not isinstance(run, gpu_overlays.ABRevert) and run[0] in gpu_overlays.SWEEPS]
+              if isinstance(run, tuple) and run[0] in gpu_overlays.SWEEPS]
     assert len(sweeps) >= 2 and min(sweeps) > 0
 
     def sweep_changes() -> list[tuple[dict, dict]]:
@@ -358,3 +357,25 @@ def test_in_an_f16_overlay_the_cublas_arm_that_ran_accumulates_in_fp32_at_the_f3
                                                                    "acc": "f32"}
     assert out[0]["us"] == pytest.approx(9.0)
     assert gpu_overlays.ran_instead([entry], f16) == ([entry], 0)   # no f32 run: it keeps falling back
+
+
+def test_a_rechecked_grid_corrects_by_each_shapes_median_not_its_one_draw():
+    # session 51's f32 row grid on the H100 timed two 8192-scale shapes 4% slower than cuBLAS NN in one draw; its
+    # floor recheck timed them 2-3% faster in three more runs, and 2048x64x4096 below cuBLAS NN in every run
+    (i, spec), = [(i, run) for i, run in enumerate(RUNS) if isinstance(run, gpu_overlays.Rechecked)]
+    choice = gpu_overlays.confirm.choice
+    runs = RUNS[:i + 1]
+    read = gpu_overlays.build(H100, "f32", runs, committed_f32())
+    one_draw = gpu_overlays.build(H100, "f32", (*runs[:i], spec.grid), committed_f32())
+    before = gpu_overlays.build(H100, "f32", runs[:i], committed_f32())
+    base = {key(e): e for e in committed_f32()["entries"]}
+    was = base | {key(e): e for e in before["entries"]}
+
+    def changed(data: dict) -> set:
+        now = base | {key(e): e for e in data["entries"]}
+        return {k for k in now if choice(now[k], "graph") != choice(was[k], "graph")}
+
+    assert changed(read) == {(2048, 64, 4096, "row")}
+    assert changed(one_draw) >= {(2048, 64, 4096, "row"), (8192, 8192, 16384, "row"), (8192, 16384, 12288, "row")}
+    with pytest.raises(ValueError, match="no floor recheck rounds"):
+        gpu_overlays.Rechecked(spec.grid, f"{spec.folder}/nothing_here").rounds(gpu_overlays.REPO)
