@@ -245,8 +245,9 @@ def build(gpu: str, acc: str, runs: tuple[OverlayRun, ...], base: dict, margin: 
         f32_arms = [helpers[run.b_layout]] if run.b_layout in helpers and results not in SWEEPS else []
         entries, counts = confirm.confirm(entries, acc, [run, *f32_arms], margin)
         entries, fell_back = ran_instead(entries, run, helpers.get(run.b_layout))   # after: a faster arm stays
-        rounds.append({"results": results, "b_layout": run.b_layout, "date": meta.get("date", ""),
-                       "commit": meta.get("commit", ""), **counts, **({"ran_cublas": fell_back} if fell_back else {})})
+        rounds.append({"results": results, **({"rechecked": spec.folder} if isinstance(spec, Rechecked) else {}),
+                       "b_layout": run.b_layout, "date": meta.get("date", ""), "commit": meta.get("commit", ""),
+                       **counts, **({"ran_cublas": fell_back} if fell_back else {})})
     before = {_key(e): e for e in base["entries"]}
     changed = [e for e in entries if before.get(_key(e)) != e]
     meta = {"arch": base["meta"]["arch"], "acc": acc, **run_meta, "gpu": gpu,

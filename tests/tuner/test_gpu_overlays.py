@@ -376,6 +376,7 @@ def test_a_rechecked_grid_corrects_by_each_shapes_median_not_its_one_draw():
         return {k for k in now if choice(now[k], "graph") != choice(was[k], "graph")}
 
     assert changed(read) == {(2048, 64, 4096, "row")}
+    assert read["meta"]["confirmed"][-1]["rechecked"] == spec.folder    # the overlay records what it read
     assert changed(one_draw) >= {(2048, 64, 4096, "row"), (8192, 8192, 16384, "row"), (8192, 16384, 12288, "row")}
     with pytest.raises(ValueError, match="no floor recheck rounds"):
         gpu_overlays.Rechecked(spec.grid, f"{spec.folder}/nothing_here").rounds(gpu_overlays.REPO)
