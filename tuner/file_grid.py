@@ -7,9 +7,10 @@
     python -m tuner.file_grid /work/.device/2 benchmarks/h200-2026-12-05-s39/call2 --commit f550313
 
 CALL_DIR is a call's downloaded folder: env.txt, rc.txt and one tarball (scripts/device_prologue.sh `pack_out`) that
-holds grid_<layout>_<fp32|fp16>/{summary.txt, eval.tar.gz} (scripts/h200_eval.sh, s24grid.sh) and perhaps the GPU
-suites' gpu_*.txt. DEST gets env.txt, rc.txt, gpu_*.txt and grid_<layout>/{summary.txt, fp32|fp16/ (results.json.gz,
-results.csv.gz, summary.md, plots), tables/sm90_<acc>.json.gz, eval_logs.tar.gz}. The card comes from the results'
+holds grid_<layout>_<fp32|fp16>/{summary.txt, eval.tar.gz, perhaps recheck/} (scripts/h200_eval.sh, s24grid.sh) and
+perhaps the GPU suites' gpu_*.txt. DEST gets env.txt, rc.txt, gpu_*.txt and grid_<layout>/{summary.txt, fp32|fp16/
+(results.json.gz, results.csv.gz, summary.md, plots, recheck/: a floor recheck's rounds and report, which
+tuner.gpu_overlays.Rechecked reads), tables/sm90_<acc>.json.gz, eval_logs.tar.gz}. The card comes from the results'
 meta; the tables from the commit the call ran (`--commit`, read with git, not from the working tree).
 """
 from __future__ import annotations
@@ -97,6 +98,9 @@ def file_grid(grid: Path, dest: Path, commit: str, repo: Path = REPO) -> dict:
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
     _gzip(measured_table(meta["gpu"], acc, commit, repo), out / "tables" / f"sm90_{acc}.json.gz")
+    if (grid / "recheck").is_dir():   # the floor recheck of this grid (s24grid.sh RECHECK=1)
+        shutil.rmtree(out / acc_dir / "recheck", ignore_errors=True)
+        shutil.copytree(grid / "recheck", out / acc_dir / "recheck")
     summary = (grid / "summary.txt").read_text()
     with open(out / "summary.txt", "a") as f:
         f.write(summary)

@@ -8,7 +8,8 @@
 #   both roles (~2 min). Session 48's ab_changed.sh; OLD = kernels/tables as of 244b293, made here with
 #   mkdir -p s51ab && git archive 244b293 kernels/tables | tar x -C s51ab && mv s51ab/kernels/tables s51ab/old_tables
 # - H100, a later call (CALL=call2 ...): the f32 col grid of the tables with the card's overlays on (last whole on
-#   this card in session 50), resumable with the same TAG; then floor_recheck.sh on it (FIRST = that grid, filed).
+#   this card in session 50), resumable with the same TAG, and its floor recheck once it has every shape (RECHECK=1,
+#   60 s kept for it; tuner.file_grid files it, gpu_overlays._rechecked reads it).
 #   END=570 HGEMM_COMMIT=<sha> [CALL=call1] bash benchmarks/h100-2026-12-06-s51/first_call.sh
 set -u
 CALL=${CALL:-call1}
@@ -21,4 +22,5 @@ if [ "$CALL" = call1 ]; then
   OLD=${OLD:-s51ab/old_tables} SHAPES=benchmarks/h100-2026-12-06-s51/shapes/changed LAYOUT="col row" \
     AB_DL=${AB_DL:-60} CALL=call1 exec bash benchmarks/h100-2026-12-06-s48/ab_changed.sh
 fi
-TAG=${TAG:-s52h} END=${END:-570} RUNS=${RUNS:-"col:fp32"} CALL=$CALL exec bash benchmarks/h200-2026-12-03-s24/s24grid.sh
+TAG=${TAG:-s52h} END=${END:-570} RUNS=${RUNS:-"col:fp32"} RECHECK=${RECHECK-1} CALL=$CALL \
+  exec bash benchmarks/h200-2026-12-03-s24/s24grid.sh

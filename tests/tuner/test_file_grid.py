@@ -42,7 +42,7 @@ def _tar(members: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def _call_dir(tmp_path, gpu):
+def _call_dir(tmp_path, gpu, recheck: dict[str, bytes] | None = None):
     results = json.dumps({"meta": {"gpu": gpu, "acc": "f32", "b_layout": "row"}, "shapes": []}).encode()
     evaluation = _tar({"eval_fp32/results.json": results, "eval_fp32/results.csv": b"mnk,competitor\n",
                        "summary_fp32/summary.md": b"# summary\n", "summary_fp32/speedup_by_bucket.png": b"png",
@@ -53,7 +53,8 @@ def _call_dir(tmp_path, gpu):
     (call / "rc.txt").write_text("grid row fp32 rc=0\n")
     (call / "call1.tgz").write_bytes(_tar({"grid_row_fp32/summary.txt": b"== fp32\n",
                                            "grid_row_fp32/eval.tar.gz": evaluation,
-                                           "gpu_kernels.txt": b"4115 passed\n"}))
+                                           "gpu_kernels.txt": b"4115 passed\n",
+                                           **{f"grid_row_fp32/recheck/{k}": v for k, v in (recheck or {}).items()}}))
     return call
 
 
@@ -84,3 +85,20 @@ def test_a_grid_on_the_tables_own_card_files_the_committed_table_byte_for_byte(t
     assert file_grid.main([str(_call_dir(tmp_path, H200)), str(dest), "--commit", commit, "--repo", str(repo)]) == 0
     filed = gzip.open(dest / "grid_row" / "tables" / "sm90_f32.json.gz").read()
     assert filed == (tuned_tables.TABLES_DIR / "sm90_f32.json").read_bytes()
+
+
+def test_a_grids_floor_recheck_is_filed_beside_its_results_where_the_overlays_read_it(tmp_path):
+    repo, commit = _repo(tmp_path)
+    dest = tmp_path / "out" / "call2"
+    rounds = {"round1.json": b'{"r": 1}', "round2.json": b'{"r": 2}', "summary.txt": b"2 shapes below 0.97x\n"}
+    assert file_grid.main([str(_call_dir(tmp_path, H100, rounds)), str(dest), "--commit", commit,
+                           "--repo", str(repo)]) == 0
+    recheck = dest / "grid_row" / "fp32" / "recheck"
+    assert {p.name: p.read_bytes() for p in recheck.iterdir()} == rounds
+    spec = gpu_overlays._rechecked(str(dest.parent.relative_to(tmp_path)), "call2", "row", "f32")
+    assert spec.folder == f"{spec.grid[0].rsplit('/', 1)[0]}/recheck"
+    assert [r["r"] for r in spec.rounds(tmp_path)] == [1, 2]
+    # filed again with another recheck: its rounds, not a mix of both
+    assert file_grid.main([str(_call_dir(tmp_path / "again", H100, {"round1.json": b'{"r": 3}'})), str(dest),
+                           "--commit", commit, "--repo", str(repo)]) == 0
+    assert [p.name for p in recheck.iterdir()] == ["round1.json"]
