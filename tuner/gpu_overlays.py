@@ -76,12 +76,6 @@ def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
     return f"{grid}/{fmt}/results.json.gz", f"{grid}/tables/sm90_{acc}.json.gz"
 
 
-def _rechecked(folder: str, call: str, layout: str, acc: str) -> "Rechecked":
-    """A grid filed by tuner.file_grid with the floor recheck its call ran (s24grid.sh RECHECK=1)."""
-    results, measured = _grid(folder, call, layout, acc)
-    return Rechecked((results, measured), f"{results.rsplit('/', 1)[0]}/recheck")
-
-
 @dataclass(frozen=True)
 class ABRevert:
     """An A/B of the card's tables filed under folder (tuner.ab_revert.ab_files: base_tables/ and cand_tables/, the
@@ -108,6 +102,12 @@ class Rechecked:
     median over the grid and the rounds (tuner.floor_recheck.rechecked), not the grid's one draw alone."""
     grid: tuple[str, str]
     folder: str
+
+    @classmethod
+    def filed(cls, folder: str, call: str, layout: str, acc: str) -> "Rechecked":
+        """A grid filed by tuner.file_grid with the floor recheck its call ran (s24grid.sh RECHECK=1) beside it."""
+        results, measured = _grid(folder, call, layout, acc)
+        return cls((results, measured), f"{results.rsplit('/', 1)[0]}/recheck")
 
     def rounds(self, repo: Path) -> list[dict]:
         paths = sorted((repo / self.folder).glob("round*.json*"))

@@ -9,7 +9,7 @@
 #   mkdir -p s51ab && git archive 244b293 kernels/tables | tar x -C s51ab && mv s51ab/kernels/tables s51ab/old_tables
 # - H100, a later call (CALL=call2 ...): the f32 col grid of the tables with the card's overlays on (last whole on
 #   this card in session 50), resumable with the same TAG, and its floor recheck once it has every shape (RECHECK=1,
-#   60 s kept for it; tuner.file_grid files it, gpu_overlays._rechecked reads it).
+#   60 s kept for it; tuner.file_grid files it, gpu_overlays.Rechecked.filed reads it).
 #   END=570 HGEMM_COMMIT=<sha> [CALL=call1] bash benchmarks/h100-2026-12-06-s51/first_call.sh
 set -u
 CALL=${CALL:-call1}

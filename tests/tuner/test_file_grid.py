@@ -95,7 +95,7 @@ def test_a_grids_floor_recheck_is_filed_beside_its_results_where_the_overlays_re
                            "--repo", str(repo)]) == 0
     recheck = dest / "grid_row" / "fp32" / "recheck"
     assert {p.name: p.read_bytes() for p in recheck.iterdir()} == rounds
-    spec = gpu_overlays._rechecked(str(dest.parent.relative_to(tmp_path)), "call2", "row", "f32")
+    spec = gpu_overlays.Rechecked.filed(str(dest.parent.relative_to(tmp_path)), "call2", "row", "f32")
     assert spec.folder == f"{spec.grid[0].rsplit('/', 1)[0]}/recheck"
     assert [r["r"] for r in spec.rounds(tmp_path)] == [1, 2]
     # filed again with another recheck: its rounds, not a mix of both
