@@ -362,7 +362,7 @@ def test_in_an_f16_overlay_the_cublas_arm_that_ran_accumulates_in_fp32_at_the_f3
 def test_a_rechecked_grid_corrects_by_each_shapes_median_not_its_one_draw():
     # session 51's f32 row grid on the H100 timed two 8192-scale shapes 4% slower than cuBLAS NN in one draw; its
     # floor recheck timed them 2-3% faster in three more runs, and 2048x64x4096 below cuBLAS NN in every run
-    (i, spec), = [(i, run) for i, run in enumerate(RUNS) if isinstance(run, gpu_overlays.Rechecked)]
+    i, spec = next((i, run) for i, run in enumerate(RUNS) if isinstance(run, gpu_overlays.Rechecked))   # the first
     choice = gpu_overlays.confirm.choice
     runs = RUNS[:i + 1]
     read = gpu_overlays.build(H100, "f32", runs, committed_f32())
