@@ -59,7 +59,12 @@ REPO = Path(__file__).resolve().parents[1]
 # grid alone made were its one draw), and call 4's f16 col grid, all 1000 shapes each. Session 53: call 1 A/B'd the
 # 8 entries session 51 changed (none slower than 0.97x in both roles: 0.984x to 1.067x kernel-only); then the tables
 # of 4633489 on: call 2's f32 col grid, call 3's f16 col grid and call 4's f16 row grid, all 1000 shapes each, each
-# read with the floor recheck its call ran (3 more rounds of the shapes it put below 0.97x).
+# read with the floor recheck its call ran (3 more rounds of the shapes it put below 0.97x). Session 54: the f32 grids
+# of 96d7ce8 (the overlays of session 53 on) against cuBLASLt autotuning (the best of its top-32 heuristic list, timed
+# per shape), col then row, all 1000 shapes each (two calls per grid), each read with its floor recheck: the
+# autotuner's algorithm is an arm (tuner.confirm), so a shape it ran at <= 97% of ours takes its cuBLASLt choice.
+# Its call 5 A/B'd the 62 entries those two grids changed (35 col, 27 row; both roles): +7.1% / +7.0% col, +9.3% /
+# +9.8% row kernel-only; one col entry ran slower in both roles (256x2048x4096, 0.960x / 0.942x) and goes back.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -72,6 +77,7 @@ S49 = "benchmarks/h100-2026-12-06-s49"
 S50 = "benchmarks/h100-2026-12-06-s50"
 S51 = "benchmarks/h100-2026-12-06-s51"
 S53 = "benchmarks/h100-2026-12-06-s53"
+S54 = "benchmarks/h100-2026-12-06-s54"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -134,7 +140,9 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 _grid(S48, "call2", "col", "f32"), _grid(S48, "call5", "row", "f32"),
                 ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f32"), _grid(S50, "call3", "col", "f32"),
                 Rechecked(_grid(S51, "call2", "row", "f32"), f"{S51}/call3/row_fp32"),
-                Rechecked.filed(S53, "call2", "col", "f32")),
+                Rechecked.filed(S53, "call2", "col", "f32"),
+                Rechecked.filed(S54, "call2", "col", "f32"), Rechecked.filed(S54, "call4", "row", "f32"),
+                ABRevert(f"{S54}/call5", ("col", "row"))),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),

@@ -61,7 +61,9 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
                         if name.split("@")[0] == arm and c.get("ok") and c.get("kernel_us"))])
         if us <= gpu_overlays.confirm.MARGIN * measured["ours"]["kernel_us"] * 1.0001:
             return "faster"   # the arm ran in <= 97% of the table choice's time on the H100
-        cublas = measured[f"cuBLAS-{gpu_overlays.confirm.LAYOUT_SUFFIX[run.b_layout]}"]
+        cublas = measured.get(f"cuBLAS-{gpu_overlays.confirm.LAYOUT_SUFFIX[run.b_layout]}")
+        if cublas is None:   # a grid against another baseline (session 54's: cuBLASLt autotuning only)
+            return None
         was = {choice(run.table[key(entry)], "graph")["kernel"], choice(base[key(entry)], "graph")["kernel"]}
         ran = measured["ours"]["info"]["graph_kernel"]
         if was == {"cublaslt"} and ran == "cublas" == choice(entry, "graph")["kernel"] and us == cublas["kernel_us"]:
@@ -97,15 +99,28 @@ def _ab_verdicts(ab: gpu_overlays.ABRevert, acc: str) -> tuple[set, dict, dict]:
     return slower, *tables
 
 
-def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster_in_both_roles():
-    # session 50's A/B on the H100: two f32 col entries whose committed choice changed (late round 3 on the H200), so
-    # that the card's runs no longer corrected them, ran slower than the overlay's old choice in both roles
+# the A/Bs among the H100's f32 runs: (its record in the overlay's meta, how many entries it puts back)
+AB_RECORDS = {
+    # session 50's: two f32 col entries whose committed choice changed (late round 3 on the H200), so that the card's
+    # runs no longer corrected them, ran slower than the overlay's old choice in both roles
+    f"{gpu_overlays.S50}/call1": {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0},
+    # session 54's: of the 62 entries its grids against cuBLASLt autotuning changed, one col entry's new cuBLASLt
+    # algorithm ran slower than the cuBLAS it replaced in both roles
+    f"{gpu_overlays.S54}/call5": {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
+}
+
+
+def test_the_h100_runs_hold_the_known_abs():
+    assert [ab.folder for ab in ABS] == list(AB_RECORDS)
+
+
+@pytest.mark.parametrize("ab", ABS, ids=lambda ab: ab.folder.split("/", 1)[1])
+def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster_in_both_roles(ab):
     choice = gpu_overlays.confirm.choice
-    (ab,) = ABS
     slower, was, measured = _ab_verdicts(ab, "f32")
-    assert len(slower) == 2
+    assert len(slower) == AB_RECORDS[ab.folder]["graph"]
     data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
-    without = gpu_overlays.build(H100, "f32", tuple(GRIDS), committed_f32())
+    without = gpu_overlays.build(H100, "f32", tuple(run for run in RUNS if run != ab), committed_f32())
     base = {key(e): e for e in committed_f32()["entries"]}
     now = base | {key(e): e for e in data["entries"]}
     before = base | {key(e): e for e in without["entries"]}
@@ -117,8 +132,8 @@ def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster
     measured_keys = {k for k in measured if measured[k] != was.get(k)}
     assert measured_keys - slower
     assert all(now[k] == before[k] for k in measured_keys - slower)
-    (record,) = [r for r in data["meta"]["confirmed"] if "ab" in r]
-    assert record == {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0}
+    (record,) = [r for r in data["meta"]["confirmed"] if r.get("ab") == AB_RECORDS[ab.folder]["ab"]]
+    assert record == AB_RECORDS[ab.folder]
     with pytest.raises(ValueError, match="an A/B of .*not of 'NVIDIA H200'"):   # its runs name the card
         ab.apply(committed_f32()["entries"], "NVIDIA H200", "f32", gpu_overlays.REPO, gpu_overlays.confirm.MARGIN)
 
