@@ -99,7 +99,7 @@ def _ab_verdicts(ab: gpu_overlays.ABRevert, acc: str) -> tuple[set, dict, dict]:
     return slower, *tables
 
 
-# the A/Bs among the H100's f32 runs: (its record in the overlay's meta, how many entries it puts back)
+# each A/B among the H100's f32 runs -> its record in the overlay's meta ("graph": the entries it puts back)
 AB_RECORDS = {
     # session 50's: two f32 col entries whose committed choice changed (late round 3 on the H200), so that the card's
     # runs no longer corrected them, ran slower than the overlay's old choice in both roles
