@@ -69,7 +69,7 @@ def cublaslt_autotuned(
     from kernels.cublas import lt_algorithms
 
     algos = list(lt_algorithms(m, n, k, b_layout=b_layout, acc=acc, top_n=top_n))
-    best, best_us, failed = None, float("inf"), []
+    best, best_algo, best_us, failed = None, None, float("inf"), []
     for algo in algos:
         index = algo.index
         candidate = cublas_arm(name, "lt_algo", b_layout, acc, algo_index=index, top_n=top_n)
@@ -77,10 +77,12 @@ def cublaslt_autotuned(
         if us is None:
             failed.append(index)
         elif us < best_us:
-            best, best_us = candidate, us
+            best, best_algo, best_us = candidate, algo, us
     if best is None:
         raise RuntimeError(f"{name}: none of {len(algos)} cuBLASLt algorithms passed the correctness check")
-    best.info.update(tried=len(algos), failed=failed, autotune_us=best_us)
+    # the kept algorithm's identity goes with its index: a table entry made from it (tuner.confirm.baseline_arm)
+    # runs that algorithm wherever another card's or cuBLAS version's list ranks it
+    best.info.update(tried=len(algos), failed=failed, autotune_us=best_us, algo=best_algo.identity())
     return best
 
 

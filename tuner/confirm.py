@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from kernels.tuned_tables import LT_IDENTITY
 from tuner.results import graph_timed, read_json
 
 MARGIN = 0.97          # take an arm only when it ran in <= 97% of the table choice's time (the goal's floor)
@@ -45,8 +46,10 @@ def baseline_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
     if name == f"cuBLAS-{suffix}":
         return {"kernel": "cublas", "config": {"kind": f"gemmex_{suffix}"}, "runtime": dict(NO_KNOBS)}
     if name == f"cuBLASLt-auto-tuning-{suffix}" and "algo_index" in info:
-        return {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": int(info["algo_index"])},
-                "runtime": dict(NO_KNOBS)}
+        config = {"kind": "lt_algo", "algo_index": int(info["algo_index"])}
+        if isinstance(info.get("algo"), dict):   # its identity (runs since session 55 record it)
+            config["algo"] = {key: int(info["algo"][key]) for key in LT_IDENTITY}
+        return {"kernel": "cublaslt", "config": config, "runtime": dict(NO_KNOBS)}
     return None
 
 
@@ -180,14 +183,37 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             found = [c for c in found if timing == "kernel" or c[0].get("kernel", float("inf")) <= kernel_floor]
             times, best = min(found, key=lambda c: c[0][timing], default=(None, None))
             # the fastest being the role's own arm timed again (a baseline that is the table's choice: cuBLAS TN
-            # where ours runs it) is run-to-run spread: the choice stands, and its time too
-            if best is not None and _as_entry_arm(best, acc) == choice(entry, role):
+            # where ours runs it) is run-to-run spread: the choice stands, and its time too; a cuBLASLt choice made
+            # before runs recorded identities takes the one its algorithm has here (what lt_identity stamp does)
+            if best is not None and _same_arm(_as_entry_arm(best, acc), choice(entry, role)):
+                identity = (best.get("config") or {}).get("algo")
+                if identity is not None and "algo" not in choice(entry, role)["config"]:
+                    # both roles where they run it (an entry without "graph" keeps none)
+                    for other in ROLES.values():
+                        if other not in picks and choice(entry, other) == choice(entry, role):
+                            picks[other] = _stamped(entry, other, identity)
+                            counts["stamped"] = counts.get("stamped", 0) + 1
                 continue
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time
                 counts[role] += 1
         out.append(with_picks(entry, acc, picks))
     return out, counts
+
+
+def _same_arm(candidate: dict, current: dict) -> bool:
+    """Whether a candidate is the choice itself; a choice without a cuBLASLt identity is the same algorithm at the
+    same index of this run's list, whatever identity the candidate recorded."""
+    if "algo" not in (current.get("config") or {}):
+        candidate = dict(candidate, config={k: v for k, v in (candidate.get("config") or {}).items() if k != "algo"})
+    return candidate == current
+
+
+def _stamped(entry: dict, role: str, identity: dict) -> dict:
+    """A role's choice, as it stands with its time, with a cuBLASLt algorithm's identity added."""
+    source = entry.get("graph", entry) if role == "graph" else entry
+    arm = {key: source[key] for key in (*ARM_KEYS, "us") if key in source}
+    return dict(arm, config={**arm["config"], "algo": dict(identity)})
 
 
 def _as_entry_arm(arm: dict, acc: str) -> dict:

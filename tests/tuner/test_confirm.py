@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kernels.tuned_tables import load_tables
+from kernels.tuned_tables import TunedTable, load_tables
 from tuner.confirm import Run, confirm, main
 
 SM90 = {"family": "sm90", "acc": "f32", "b_layout": "col", "tile": [128, 128, 64], "cluster": [1, 1],
@@ -80,6 +80,61 @@ def test_the_autotuned_cublaslt_baseline_becomes_its_algorithm():
                                 "cuBLASLt-auto-tuning-tn": result(80, 100, algo_index=5, top_n=32)}}
     (new,), _ = confirm([entry], "f32", [run("f32", [entry], shapes)])
     assert new["kernel"] == "cublaslt" and new["config"] == {"kind": "lt_algo", "algo_index": 5}
+
+
+def test_the_autotuned_pick_carries_the_identity_its_run_recorded_and_loads_as_a_table():
+    # runs since session 55 record the kept algorithm's identity: the entry runs that algorithm wherever a list
+    # ranks it (kernels.dispatch), not whatever another card ranks 5th
+    algo = {"algo_id": 31, "tile_id": 18, "stages_id": 20, "splitk_num": 1, "reduction_scheme": 0,
+            "cta_swizzling": 0, "custom_option": 0, "cluster_shape_id": 2}
+    entry = sm90_entry()
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLASLt-auto-tuning-tn": result(80, 100, algo_index=5, top_n=32, algo=algo)}}
+    (new,), _ = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new["config"] == {"kind": "lt_algo", "algo_index": 5, "algo": algo}
+    meta = {"gpu": "NVIDIA H100 80GB HBM3", "arch": "sm90", "acc": "f32", "date": "2026-12-06", "commit": "x"}
+    table = TunedTable.from_dict({"meta": meta, "entries": [new]})   # the table checker takes it as written
+    assert table.lookup(4096, 4096, 128, "col").config["algo"] == algo
+
+
+def test_a_cublaslt_choice_timed_again_with_its_identity_takes_it_and_keeps_its_time():
+    algo = {"algo_id": 31, "tile_id": 18, "stages_id": 20, "splitk_num": 1, "reduction_scheme": 0,
+            "cta_swizzling": 0, "custom_option": 0, "cluster_shape_id": 2}
+    lt = {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": 5}, "runtime": KNOBS}
+    entry = dict(sm90_entry(), **lt)    # one choice for both roles, chosen before runs recorded identities
+    shapes = {"4096_4096_128": {"ours": result(100, 120), "torch.matmul": result(95, 118),
+                                "cuBLASLt-auto-tuning-tn": result(99, 119, algo_index=5, algo=algo)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == dict(entry, config={**lt["config"], "algo": algo})   # no "graph" split, "us" unchanged
+    assert counts["stamped"] == 2 and counts["graph"] == counts["eager"] == 0
+    # another index, or a choice that has an identity, is not stamped; nor is anything without one recorded
+    for theirs in (dict(algo_index=6, algo=algo), dict(algo_index=5)):
+        shapes["4096_4096_128"]["cuBLASLt-auto-tuning-tn"] = result(99, 119, **theirs)
+        (same,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+        assert same == entry and "stamped" not in counts
+    other = dict(algo, tile_id=19)
+    shapes["4096_4096_128"]["cuBLASLt-auto-tuning-tn"] = result(99, 119, algo_index=5, algo=other)
+    (same,), counts = confirm([new], "f32", [run("f32", [new], shapes)])
+    assert same == new and "stamped" not in counts   # within the margin: the identity it has stands
+    # only the role that runs it: a graph choice of cuBLASLt beside an eager sm90 kernel
+    split = dict(sm90_entry(), graph=dict(lt, us=40.0))
+    shapes["4096_4096_128"]["cuBLASLt-auto-tuning-tn"] = result(99, 200, algo_index=5, algo=algo)
+    (new,), counts = confirm([split], "f32", [run("f32", [split], shapes)])
+    assert new["graph"] == dict(lt, config={**lt["config"], "algo": algo}, us=40.0)
+    assert new["kernel"] == SM90_NAME and counts["stamped"] == 1
+
+
+def test_the_autotuner_records_the_identity_of_the_algorithm_it_kept(monkeypatch):
+    import kernels.cublas as cublas
+    from tuner import competitors
+
+    algos = [cublas.LtAlgorithm(i, 30 + i, 10 + i, 20, 1, 0, 0, 0, 2, 0, 1.0) for i in range(3)]
+    monkeypatch.setattr(cublas, "lt_algorithms", lambda *a, **k: algos)
+    times = {0: 50.0, 1: None, 2: 40.0}   # algorithm 1 fails its check; 2 is the fastest
+    kept = competitors.cublaslt_autotuned("cuBLASLt-auto-tuning-tn", "col", "f32", 256, 256, 256,
+                                          lambda c: times[c.info["algo_index"]])
+    assert kept.info["algo_index"] == 2 and kept.info["failed"] == [1] and kept.info["autotune_us"] == 40.0
+    assert kept.info["algo"] == algos[2].identity() and kept.info["algo"]["algo_id"] == 32
 
 
 def test_an_event_timed_kernel_figure_never_judges_a_graph_choice():

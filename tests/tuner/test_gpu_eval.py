@@ -20,6 +20,27 @@ def test_evaluate_one_shape_both_timings():
     assert set(after) == {"kernel", "call"} and all(us and us > 0 for us in after.values())
 
 
+def test_the_autotuning_baseline_records_the_identity_of_the_algorithm_it_kept():
+    """What tuner.confirm writes into a table entry it makes from this baseline (config "algo"): the identity at the
+    kept index of the list the dispatcher asks for."""
+    import torch
+
+    from kernels.dispatch import lt_identities_of
+    from tuner.confirm import baseline_arm
+    from tuner.evaluate import evaluate_shape
+    from tuner.shapes import Shape
+
+    torch.cuda.set_device(0)
+    name = "cuBLASLt-auto-tuning-tn"
+    rec = evaluate_shape(Shape(384, 1024, 768), "f32", warmup_seconds=0.05, benchmark_seconds=0.2, ours="none",
+                         baseline_names=("torch.matmul", name))
+    lt = rec["competitors"][name]
+    assert lt["ok"] and lt["rel_err"] < 1e-3
+    info = lt["info"]
+    assert info["algo"] == lt_identities_of()(384, 1024, 768, "col", "f32")[info["algo_index"]]
+    assert baseline_arm(name, info, "col")["config"]["algo"] == info["algo"]
+
+
 def test_graph_sampler_times_torch_matmul():
     import torch
 
