@@ -65,6 +65,9 @@ REPO = Path(__file__).resolve().parents[1]
 # autotuner's algorithm is an arm (tuner.confirm), so a shape it ran at <= 97% of ours takes its cuBLASLt choice.
 # Its call 5 A/B'd the 62 entries those two grids changed (35 col, 27 row; both roles): +7.1% / +7.0% col, +9.3% /
 # +9.8% row kernel-only; one col entry ran slower in both roles (256x2048x4096, 0.960x / 0.942x) and goes back.
+# Session 55: the f32 col grid of e99b27d (session 54's overlays on) against cuBLASLt autotuning, read with its floor
+# recheck: its autotuner records each kept algorithm's identity, so 6 entries take cuBLASLt algorithms by identity and
+# 11 cuBLASLt choices timed again at their index are stamped with theirs (tuner.confirm). Not A/B'd yet.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -78,6 +81,7 @@ S50 = "benchmarks/h100-2026-12-06-s50"
 S51 = "benchmarks/h100-2026-12-06-s51"
 S53 = "benchmarks/h100-2026-12-06-s53"
 S54 = "benchmarks/h100-2026-12-06-s54"
+S55 = "benchmarks/h100-2026-12-06-s55"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -142,7 +146,8 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 Rechecked(_grid(S51, "call2", "row", "f32"), f"{S51}/call3/row_fp32"),
                 Rechecked.filed(S53, "call2", "col", "f32"),
                 Rechecked.filed(S54, "call2", "col", "f32"), Rechecked.filed(S54, "call4", "row", "f32"),
-                ABRevert(f"{S54}/call5", ("col", "row"))),
+                ABRevert(f"{S54}/call5", ("col", "row")),
+                Rechecked.filed(S55, "call2", "col", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
