@@ -66,8 +66,10 @@ REPO = Path(__file__).resolve().parents[1]
 # Its call 5 A/B'd the 62 entries those two grids changed (35 col, 27 row; both roles): +7.1% / +7.0% col, +9.3% /
 # +9.8% row kernel-only; one col entry ran slower in both roles (256x2048x4096, 0.960x / 0.942x) and goes back.
 # Session 55: the f32 col grid of e99b27d (session 54's overlays on) against cuBLASLt autotuning, read with its floor
-# recheck: its autotuner records each kept algorithm's identity, so 6 entries take cuBLASLt algorithms by identity and
-# 11 cuBLASLt choices timed again at their index are stamped with theirs (tuner.confirm). Not A/B'd yet.
+# recheck: its autotuner records each kept algorithm's identity, so 5 entries take cuBLASLt algorithms by identity and
+# 11 cuBLASLt choices timed again at their index are stamped with theirs (tuner.confirm). A recheck's median is now
+# over the algorithm the autotuner kept most often (tuner.floor_recheck), which moves 2 entries of session 54's grids
+# (512x2048x8192 row, 2048x128x8192 col). Not A/B'd yet.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"

@@ -148,3 +148,25 @@ def test_rechecked_refuses_a_round_where_ours_ran_another_choice():
     grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0})]}
     with pytest.raises(ValueError, match="another choice"):
         fr.rechecked(grid, [{"meta": META, "shapes": [_timed("64_64_64", {"ours": 9.0}, ran="cublas")]}])
+
+
+def test_rechecked_times_the_algorithm_autotuning_kept_most_often_and_names_it():
+    """Session 55, 2048x512x2048: the grid's autotuner kept index 2, all three rounds index 1 (faster). A median over
+    both would be index 1's time under index 2's name, and a table entry made from it would run index 2."""
+    lt = "cuBLASLt-auto-tuning-tn"
+
+    def shape(ours: float, us: float, index: int) -> dict:
+        rec = _timed("2048_512_2048", {"ours": ours, lt: us})
+        rec["competitors"][lt]["info"] = {"algo_index": index, "algo": {"algo_id": 66, "tile_id": 400 - index}}
+        return rec
+    grid = {"meta": META, "shapes": [shape(10.3, 10.6, 2)]}
+    rounds = [{"meta": META, "shapes": [shape(ours, us, 1)]} for ours, us in ((10.35, 9.93), (10.37, 9.87),
+                                                                               (10.21, 9.96))]
+    merged = fr.rechecked(grid, rounds)["shapes"][0]["competitors"][lt]
+    assert merged["info"]["algo_index"] == 1 and merged["info"]["algo"]["tile_id"] == 399
+    assert merged["kernel_us"] == 9.93 and merged["call_us"] == 19.86     # index 1's readings only
+    # a tie goes to the faster algorithm; one algorithm throughout is the plain median
+    tie = fr.rechecked(grid, rounds[:1])["shapes"][0]["competitors"][lt]
+    assert tie["info"]["algo_index"] == 1 and tie["kernel_us"] == 9.93
+    same = fr.rechecked({"meta": META, "shapes": [shape(10.3, 10.6, 1)]}, rounds)["shapes"][0]["competitors"][lt]
+    assert same["kernel_us"] == pytest.approx((9.93 + 9.96) / 2)
