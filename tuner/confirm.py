@@ -5,8 +5,8 @@ Why: tuning times arms in short bursts, one shape at a time; the benchmark runs 
 sustained load, where memory-bound and power-limited kernels rank differently (session 8: the sm90 variant of
 16384x16384x128 f32 was 8% faster than cuBLAS in tuning and 13% slower in the benchmark). The benchmark's cuBLAS and
 cuBLASLt baselines are the dispatcher's own arms (`kernels.cublas.CublasArm`: `cuBLAS-tn` is the `gemmex_tn` arm,
-`cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list), so a baseline's time is
-that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
+`cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list, and since session 55
+that algorithm's identity, which the entry carries), so a baseline's time is that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
 (`cuBLAS-nn` is `gemmex_nn`, `cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the
 entries of its own layout. Built variants that a run timed beside the table (`eval_one_file.sh --also_variants V`
 or `V@s2`: competitor `ours:V` / `ours:V@s2`, with the knobs it ran) are arms too: a sweep of chosen variants over
@@ -72,10 +72,11 @@ def variant_arm(name: str, info: dict, b_layout: str = "col") -> dict | None:
             "runtime": {key: int(knobs.get(key, 0)) for key in NO_KNOBS}}
 
 
-def choice(entry: dict, role: str) -> dict:
-    """An entry's arm for a role ("graph" falls back to the eager choice, as the dispatcher does)."""
+def choice(entry: dict, role: str, keys: tuple = ARM_KEYS) -> dict:
+    """An entry's arm for a role ("graph" falls back to the eager choice, as the dispatcher does); keys: what of it
+    (with "us": the arm and its time)."""
     source = entry.get("graph", entry) if role == "graph" else entry
-    return {key: source[key] for key in ARM_KEYS if key in source}
+    return {key: source[key] for key in keys if key in source}
 
 
 @dataclass(frozen=True)
@@ -211,8 +212,7 @@ def _same_arm(candidate: dict, current: dict) -> bool:
 
 def _stamped(entry: dict, role: str, identity: dict) -> dict:
     """A role's choice, as it stands with its time, with a cuBLASLt algorithm's identity added."""
-    source = entry.get("graph", entry) if role == "graph" else entry
-    arm = {key: source[key] for key in (*ARM_KEYS, "us") if key in source}
+    arm = choice(entry, role, (*ARM_KEYS, "us"))
     return dict(arm, config={**arm["config"], "algo": dict(identity)})
 
 
@@ -225,10 +225,8 @@ def with_picks(entry: dict, acc: str, picks: dict) -> dict:
     """The entry with its eager and/or graph choice replaced; "graph" kept only where it differs from eager."""
     if not picks:
         return entry
-    def current(role: str) -> dict:
-        source = entry.get("graph", entry) if role == "graph" else entry
-        return {key: source[key] for key in (*ARM_KEYS, "us") if key in source}
-    eager, graph = (_as_entry_arm(picks.get(role) or current(role), acc) for role in ("eager", "graph"))
+    eager, graph = (_as_entry_arm(picks.get(role) or choice(entry, role, (*ARM_KEYS, "us")), acc)
+                    for role in ("eager", "graph"))
     fields = {**{k: v for k, v in entry.items() if k not in (*ARM_KEYS, "us", "graph")}, **eager}
     new = {key: fields[key] for key in ENTRY_ORDER if key in fields}
     if any(eager.get(key) != graph.get(key) for key in ARM_KEYS):
