@@ -6,12 +6,12 @@ sustained load, where memory-bound and power-limited kernels rank differently (s
 16384x16384x128 f32 was 8% faster than cuBLAS in tuning and 13% slower in the benchmark). The benchmark's cuBLAS and
 cuBLASLt baselines are the dispatcher's own arms (`kernels.cublas.CublasArm`: `cuBLAS-tn` is the `gemmex_tn` arm,
 `cuBLASLt-auto-tuning-tn` records the `algo_index` it kept in the same top-32 heuristic list, and since session 55
-that algorithm's identity, which the entry carries), so a baseline's time is that arm's time. B row-major entries are corrected the same way from a `--b_layout row` run, by its NN baselines
-(`cuBLAS-nn` is `gemmex_nn`, `cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the
-entries of its own layout. Built variants that a run timed beside the table (`eval_one_file.sh --also_variants V`
-or `V@s2`: competitor `ours:V` / `ours:V@s2`, with the knobs it ran) are arms too: a sweep of chosen variants over
-chosen shapes corrects the table the same way (e.g. the row twins of the col choices on the row entries that run
-cuBLAS).
+that algorithm's identity, which the entry carries), so a baseline's time is that arm's time. B row-major entries
+are corrected the same way from a `--b_layout row` run, by its NN baselines (`cuBLAS-nn` is `gemmex_nn`,
+`cuBLASLt-auto-tuning-nn` an `lt_algo` of the NN list); a run corrects only the entries of its own layout. Built
+variants that a run timed beside the table (`eval_one_file.sh --also_variants V` or `V@s2`: competitor `ours:V` /
+`ours:V@s2`, with the knobs it ran) are arms too: a sweep of chosen variants over chosen shapes corrects the table
+the same way (e.g. the row twins of the col choices on the row entries that run cuBLAS).
 
 Two roles per entry, as the benchmark measures them: kernel-only time (CUDA graph replay) judges the entry's graph
 choice, per-call time its eager choice. An f16 table may also take fp32-accumulating arms (more precise): the f32
