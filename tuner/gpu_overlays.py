@@ -84,6 +84,7 @@ S51 = "benchmarks/h100-2026-12-06-s51"
 S53 = "benchmarks/h100-2026-12-06-s53"
 S54 = "benchmarks/h100-2026-12-06-s54"
 S55 = "benchmarks/h100-2026-12-06-s55"
+S57 = "benchmarks/h100-2026-12-07-s57"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -149,7 +150,8 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 Rechecked.filed(S53, "call2", "col", "f32"),
                 Rechecked.filed(S54, "call2", "col", "f32"), Rechecked.filed(S54, "call4", "row", "f32"),
                 ABRevert(f"{S54}/call5", ("col", "row")),
-                Rechecked.filed(S55, "call2", "col", "f32")),
+                Rechecked.filed(S55, "call2", "col", "f32"), ABRevert(f"{S57}/call1", ("col", "row")),
+                Rechecked.filed(S57, "call3", "row", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),

@@ -107,6 +107,8 @@ AB_RECORDS = {
     # session 54's: of the 62 entries its grids against cuBLASLt autotuning changed, one col entry's new cuBLASLt
     # algorithm ran slower than the cuBLAS it replaced in both roles
     f"{gpu_overlays.S54}/call5": {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
+    # session 57's: the 17 f32 entries session 55's grid and floor-recheck fix changed; none ran slower in both roles
+    f"{gpu_overlays.S57}/call1": {"ab": "h100-2026-12-07-s57/call1", "b_layout": "col,row", "graph": 0, "eager": 0},
 }
 
 
