@@ -465,6 +465,17 @@ class Dispatcher:
         log.warning("cuBLASLt choice at %s runs on cuBLAS here: %s", (m, n, k, b_layout, acc), detail)
         return None, "tuned_elsewhere"
 
+    def lt_identity(self, m: int, n: int, k: int, b_layout: str, acc: str, index: int) -> dict | None:
+        """The identity of algorithm `index` of this process's heuristic list for the shape: what a cuBLASLt choice
+        at that index runs here (the benchmark records it for ours, tuner.competitors); None without such a list."""
+        if self._lt_identities is None:
+            return None
+        try:
+            listed = self._lt_identities(m, n, k, b_layout, acc)
+        except Exception:  # no list here: nothing to name (the choice itself falls back, _lt_index)
+            return None
+        return dict(listed[index]) if 0 <= index < len(listed) else None
+
     def _not_built_exceptions(self) -> tuple[type, ...]:
         if self._not_built is None:
             self._not_built = _not_built_errors()

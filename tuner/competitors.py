@@ -112,11 +112,26 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
     # kernel-only timing replays a CUDA graph, which runs the captured-call choice: name it too (session 27 read a
     # cuBLASLt graph choice's time as the eager sm90 kernel's). `run_acc`: the accumulator each choice runs with (a
     # table may choose fp32 for an f16 call), which tells whether ours ran the very call of a cuBLAS baseline.
+    # `lt_algo`: the cuBLASLt algorithm a choice runs (its index here and identity), which lets a grid stamp the
+    # identity into a choice tuned before identities were recorded (tuner.confirm)
     graph = d.select(m, n, k, b_layout=b_layout, acc=acc, captured=True)
     return Competitor(name, lambda a, b, out: d.gemm(a, b, b_layout, acc, out), b_layout, "ours",
                       {"kernel": sel.kernel, "fallback": sel.fallback, "padded": sel.padded,
                        "borrowed": getattr(sel, "borrowed", None), "graph_kernel": graph.kernel,
-                       "run_acc": sel.acc or acc, "graph_run_acc": graph.acc or acc})
+                       "run_acc": sel.acc or acc, "graph_run_acc": graph.acc or acc,
+                       "lt_algo": _lt_ran(d, sel, m, n, k, b_layout, acc),
+                       "graph_lt_algo": _lt_ran(d, graph, m, n, k, b_layout, acc)})
+
+
+def _lt_ran(d, sel, m: int, n: int, k: int, b_layout: str, acc: str) -> dict | None:
+    """{"algo_index", "algo"} of the cuBLASLt algorithm a selection runs (None for any other choice, or where this
+    process cannot name it)."""
+    config = sel.config if isinstance(sel.config, dict) else {}
+    if sel.kernel != "cublaslt" or config.get("kind", "lt_algo") != "lt_algo" or "algo_index" not in config:
+        return None
+    index = int(config["algo_index"])
+    identity = config.get("algo") or d.lt_identity(m, n, k, b_layout, sel.acc or acc, index)
+    return {"algo_index": index, "algo": dict(identity)} if identity else None
 
 
 KNOB_LETTERS = {"raster": "r", "swizzle": "w", "splits": "s"}

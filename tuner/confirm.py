@@ -18,7 +18,9 @@ choice, per-call time its eager choice. An f16 table may also take fp32-accumula
 run's baselines and the f32 table's own choice. Runs of the two accumulators are put on one scale through
 torch.matmul, which both runs time identically (fp16 in, fp32 accumulation): a time t from the f32 run counts as
 t x torch_f16 / torch_f32. Only shapes whose entry is still the one the benchmark measured are touched, and where
-the fastest arm is the role's own choice timed again (a baseline that is that arm) the entry stands as it is.
+the fastest arm is the role's own choice timed again (a baseline that is that arm) the entry stands as it is. A
+cuBLASLt choice without its algorithm's identity takes the one `ours` recorded running it (runs since session 57:
+tuner.competitors), so the entry runs that algorithm wherever another list ranks it.
 """
 from __future__ import annotations
 
@@ -198,6 +200,14 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time
                 counts[role] += 1
+        for role in sorted(same - picks.keys()):
+            # a cuBLASLt choice without an identity takes the one ours recorded running it (runs since session 57)
+            if role in picks or (identity := _ran_identity(ours.get("info"), choice(entry, role), role)) is None:
+                continue
+            for other in ROLES.values():   # both roles where they run it, as above
+                if other not in picks and choice(entry, other) == choice(entry, role):
+                    picks[other] = _stamped(entry, other, identity)
+                    counts["stamped"] = counts.get("stamped", 0) + 1
         out.append(with_picks(entry, acc, picks))
     return out, counts
 
@@ -208,6 +218,20 @@ def _same_arm(candidate: dict, current: dict) -> bool:
     if "algo" not in (current.get("config") or {}):
         candidate = dict(candidate, config={k: v for k, v in (candidate.get("config") or {}).items() if k != "algo"})
     return candidate == current
+
+
+RAN_LT_ALGO = {"eager": "lt_algo", "graph": "graph_lt_algo"}   # ours' info: the cuBLASLt algorithm each role ran
+
+
+def _ran_identity(info: dict | None, current: dict, role: str) -> dict | None:
+    """The identity of the cuBLASLt algorithm ours ran for a role, where the role's choice is a cuBLASLt index
+    without one and ours ran that very index (tuner.competitors records it); else None."""
+    config = current.get("config") or {}
+    ran = (info or {}).get(RAN_LT_ALGO[role])
+    if current.get("kernel") != "cublaslt" or "algo" in config or not isinstance(ran, dict) \
+            or not isinstance(ran.get("algo"), dict) or ran.get("algo_index") != config.get("algo_index"):
+        return None
+    return {key: int(ran["algo"][key]) for key in LT_IDENTITY}
 
 
 def _stamped(entry: dict, role: str, identity: dict) -> dict:

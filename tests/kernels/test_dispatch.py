@@ -255,6 +255,27 @@ def test_the_benchmarks_ours_names_the_eager_and_the_graph_choice():
     assert (info["run_acc"], info["graph_run_acc"]) == (fallback_acc, fallback_acc)
 
 
+def test_the_benchmarks_ours_names_the_cublaslt_algorithm_each_choice_runs():
+    # what a grid stamps into a cuBLASLt choice tuned before identities were recorded (tuner.confirm)
+    from tuner.competitors import ours_dispatcher
+
+    tuned = identity(66, tile_id=31)
+    listed = [identity(1), identity(2), identity(3), tuned]
+    graph = {key: value for key, value in lt_entry(64, 64, 64, "row", 2).items()
+             if key in ("kernel", "config", "runtime")}
+    t = table("f32", {**entry(SM90_ROW, 64, 64, 64), "graph": graph},
+              lt_identity_entry(64, 128, 64, "row", 1, tuned))   # tuned at 1, ranked 3 here
+    d, _, _ = make([t], lt_identities=lambda *shape: listed)
+    info = ours_dispatcher(64, 64, 64, "row", "f32", dispatcher=d).info
+    assert info["lt_algo"] is None   # the eager choice is a variant
+    assert info["graph_lt_algo"] == {"algo_index": 2, "algo": identity(3)}
+    info = ours_dispatcher(64, 128, 64, "row", "f32", dispatcher=d).info
+    assert info["lt_algo"] == info["graph_lt_algo"] == {"algo_index": 3, "algo": tuned}   # where it runs here
+    d, _, _ = make([t])   # no heuristic list to read: nothing named
+    assert ours_dispatcher(64, 64, 64, "row", "f32", dispatcher=d).info["graph_lt_algo"] is None
+    assert d.lt_identity(64, 64, 64, "row", "f32", 0) is None
+
+
 def test_a_graph_choice_that_fails_on_its_eager_try_is_quarantined_before_any_capture(monkeypatch):
     monkeypatch.setattr(kernels.dispatch, "_capturing", lambda a: False)
     with pytest.raises(kernels.tuned_tables.TableError, match=r"graph\.config\.b_layout"):  # checked on loading

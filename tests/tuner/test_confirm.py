@@ -124,6 +124,35 @@ def test_a_cublaslt_choice_timed_again_with_its_identity_takes_it_and_keeps_its_
     assert new["kernel"] == SM90_NAME and counts["stamped"] == 1
 
 
+def test_a_cublaslt_choice_takes_the_identity_ours_recorded_running_it():
+    algo = {"algo_id": 66, "tile_id": 18, "stages_id": 35, "splitk_num": 2, "reduction_scheme": 2,
+            "cta_swizzling": 0, "custom_option": 3, "cluster_shape_id": 5}
+    lt = {"kernel": "cublaslt", "config": {"kind": "lt_algo", "algo_index": 3}, "runtime": KNOBS}
+    entry = dict(sm90_entry(), **lt)    # one choice for both roles, chosen before runs recorded identities
+    ran = {"algo_index": 3, "algo": algo}
+    shapes = {"4096_4096_128": {"ours": result(100, 120, lt_algo=ran, graph_lt_algo=ran),
+                                "torch.matmul": result(101, 121), "cuBLAS-tn": result(103, 125)}}
+    (new,), counts = confirm([entry], "f32", [run("f32", [entry], shapes)])
+    assert new == dict(entry, config={**lt["config"], "algo": algo})   # no "graph" split, "us" unchanged
+    assert counts["stamped"] == 2 and counts["graph"] == counts["eager"] == 0
+    # a record of another index, a choice that has an identity, or an entry changed since: nothing stamped
+    for info, table_entry, measured in ((dict(lt_algo=dict(ran, algo_index=4)), entry, entry),
+                                        (dict(lt_algo=ran), new, new), (dict(lt_algo=ran), entry, sm90_entry()),
+                                        ({}, entry, entry)):
+        shapes["4096_4096_128"]["ours"] = result(100, 120, **info)
+        (same,), counts = confirm([table_entry], "f32", [run("f32", [measured], shapes)])
+        assert same == table_entry and "stamped" not in counts
+    # only the role that ran it: a graph choice of cuBLASLt beside an eager sm90 kernel; a faster arm wins as ever
+    split = dict(sm90_entry(), graph=dict(lt, us=40.0))
+    shapes["4096_4096_128"]["ours"] = result(100, 120, graph_lt_algo=ran)
+    (new,), counts = confirm([split], "f32", [run("f32", [split], shapes)])
+    assert new["graph"] == dict(lt, config={**lt["config"], "algo": algo}, us=40.0)
+    assert new["kernel"] == SM90_NAME and counts["stamped"] == 1
+    shapes["4096_4096_128"]["cuBLAS-tn"] = result(90, 125)
+    (new,), counts = confirm([split], "f32", [run("f32", [split], shapes)])
+    assert new["graph"] == dict(CUBLAS, us=90) and "stamped" not in counts
+
+
 def test_the_autotuner_records_the_identity_of_the_algorithm_it_kept(monkeypatch):
     import kernels.cublas as cublas
     from tuner import competitors

@@ -41,6 +41,26 @@ def test_the_autotuning_baseline_records_the_identity_of_the_algorithm_it_kept()
     assert baseline_arm(name, info, "col")["config"]["algo"] == info["algo"]
 
 
+def test_ours_records_the_cublaslt_algorithm_its_choice_runs():
+    """What a grid stamps into a cuBLASLt choice without an identity (tuner.confirm): the identity at the index the
+    dispatcher runs, in the list it asks for."""
+    import torch
+
+    from kernels.dispatch import Dispatcher, lt_identities_of
+    from kernels.tuned_tables import TunedTable
+    from tuner.competitors import ours_dispatcher
+
+    torch.cuda.set_device(0)
+    entry = {"m": 384, "n": 1024, "k": 768, "b_layout": "col", "kernel": "cublaslt",
+             "config": {"kind": "lt_algo", "algo_index": 1}, "runtime": {"raster": 0, "swizzle": 0, "splits": 0}}
+    table = TunedTable.from_dict({"meta": {"arch": "sm90", "acc": "f32", "gpu": "test"}, "entries": [entry]})
+    d = Dispatcher(tables={"f32": table}, arch="sm90", device=torch.device("cuda", 0))
+    info = ours_dispatcher(384, 1024, 768, "col", "f32", dispatcher=d).info
+    assert info["kernel"] == info["graph_kernel"] == "cublaslt"
+    listed = lt_identities_of(0)(384, 1024, 768, "col", "f32")
+    assert info["lt_algo"] == info["graph_lt_algo"] == {"algo_index": 1, "algo": listed[1]}
+
+
 def test_graph_sampler_times_torch_matmul():
     import torch
 
