@@ -126,10 +126,12 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
 def _lt_ran(d, sel, m: int, n: int, k: int, b_layout: str, acc: str) -> dict | None:
     """{"algo_index", "algo"} of the cuBLASLt algorithm a selection runs (None for any other choice, or where this
     process cannot name it)."""
+    from kernels.dispatch import _lt_algo_index   # the index a cublaslt choice runs, as the dispatcher reads it
+
     config = sel.config if isinstance(sel.config, dict) else {}
-    if sel.kernel != "cublaslt" or config.get("kind", "lt_algo") != "lt_algo" or "algo_index" not in config:
+    index = _lt_algo_index(config) if sel.kernel == "cublaslt" else None
+    if index is None:
         return None
-    index = int(config["algo_index"])
     identity = config.get("algo") or d.lt_identity(m, n, k, b_layout, sel.acc or acc, index)
     return {"algo_index": index, "algo": dict(identity)} if identity else None
 

@@ -191,23 +191,15 @@ def confirm(entries: list[dict], acc: str, runs: list[Run], margin: float = MARG
             if best is not None and _same_arm(_as_entry_arm(best, acc), choice(entry, role)):
                 identity = (best.get("config") or {}).get("algo")
                 if identity is not None and "algo" not in choice(entry, role)["config"]:
-                    # both roles where they run it (an entry without "graph" keeps none)
-                    for other in ROLES.values():
-                        if other not in picks and choice(entry, other) == choice(entry, role):
-                            picks[other] = _stamped(entry, other, identity)
-                            counts["stamped"] = counts.get("stamped", 0) + 1
+                    _stamp(entry, role, identity, picks, counts)
                 continue
             if best is not None and times[timing] <= margin * ours[f"{timing}_us"]:
                 picks[role] = dict(best, us=times["kernel"])   # a table's "us" is always kernel-only time
                 counts[role] += 1
         for role in sorted(same - picks.keys()):
             # a cuBLASLt choice without an identity takes the one ours recorded running it (runs since session 57)
-            if role in picks or (identity := _ran_identity(ours.get("info"), choice(entry, role), role)) is None:
-                continue
-            for other in ROLES.values():   # both roles where they run it, as above
-                if other not in picks and choice(entry, other) == choice(entry, role):
-                    picks[other] = _stamped(entry, other, identity)
-                    counts["stamped"] = counts.get("stamped", 0) + 1
+            if role not in picks and (identity := _ran_identity(ours.get("info"), choice(entry, role), role)):
+                _stamp(entry, role, identity, picks, counts)
         out.append(with_picks(entry, acc, picks))
     return out, counts
 
@@ -232,6 +224,15 @@ def _ran_identity(info: dict | None, current: dict, role: str) -> dict | None:
             or not isinstance(ran.get("algo"), dict) or ran.get("algo_index") != config.get("algo_index"):
         return None
     return {key: int(ran["algo"][key]) for key in LT_IDENTITY}
+
+
+def _stamp(entry: dict, role: str, identity: dict, picks: dict, counts: dict) -> None:
+    """Picks the role's choice with a cuBLASLt identity added, in both roles where they run it (an entry without
+    "graph" keeps none)."""
+    for other in ROLES.values():
+        if other not in picks and choice(entry, other) == choice(entry, role):
+            picks[other] = _stamped(entry, other, identity)
+            counts["stamped"] = counts.get("stamped", 0) + 1
 
 
 def _stamped(entry: dict, role: str, identity: dict) -> dict:
