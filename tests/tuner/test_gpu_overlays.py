@@ -16,11 +16,16 @@ from tuner.results import read_json
 H100 = "NVIDIA H100 80GB HBM3"
 RUNS = gpu_overlays.OVERLAYS[H100]["f32"]
 GRIDS = [run for run in RUNS if not isinstance(run, gpu_overlays.ABRevert)]   # grids (perhaps Rechecked) and sweeps
-ABS = [run for run in RUNS if isinstance(run, gpu_overlays.ABRevert)]
+ABS = [(acc, run) for acc in ("f32", "f16") for run in gpu_overlays.OVERLAYS[H100][acc]
+       if isinstance(run, gpu_overlays.ABRevert)]   # (accumulator, A/B) among the card's runs of each table
+
+
+def committed(acc: str) -> dict:
+    return read_json(tuned_tables.TABLES_DIR / f"sm90_{acc}.json")
 
 
 def committed_f32() -> dict:
-    return read_json(tuned_tables.TABLES_DIR / "sm90_f32.json")
+    return committed("f32")
 
 
 def key(entry: dict) -> tuple:
@@ -46,7 +51,7 @@ def test_overlay_holds_only_what_its_runs_changed_and_each_change_beats_the_tabl
     assert data["entries"], "the H100 grids changed entries"
     runs = [gpu_overlays.load_run(H100, "f32", spec)[1] for spec in GRIDS]   # a recheck's medians, as build reads
     choice = gpu_overlays.confirm.choice
-    reverts = [_ab_verdicts(ab, "f32") for ab in ABS]
+    reverts = [_ab_verdicts(ab, acc) for acc, ab in ABS if acc == "f32"]
 
     def justified(entry: dict, run) -> str | None:
         """How one run of the entry's layout justifies its new graph choice, by that run's own figures."""
@@ -99,31 +104,37 @@ def _ab_verdicts(ab: gpu_overlays.ABRevert, acc: str) -> tuple[set, dict, dict]:
     return slower, *tables
 
 
-# each A/B among the H100's f32 runs -> its record in the overlay's meta ("graph": the entries it puts back)
+# each A/B among the H100's runs of a table -> its record in that overlay's meta ("graph": the entries it puts back)
 AB_RECORDS = {
+    # session 50's f16 half: the 5 f16 col entries session 49's grid changed held in both roles
+    ("f16", f"{gpu_overlays.S50}/call1"): {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 0,
+                                           "eager": 0},
     # session 50's: two f32 col entries whose committed choice changed (late round 3 on the H200), so that the card's
     # runs no longer corrected them, ran slower than the overlay's old choice in both roles
-    f"{gpu_overlays.S50}/call1": {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0},
+    ("f32", f"{gpu_overlays.S50}/call1"): {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0},
     # session 54's: of the 62 entries its grids against cuBLASLt autotuning changed, one col entry's new cuBLASLt
     # algorithm ran slower than the cuBLAS it replaced in both roles
-    f"{gpu_overlays.S54}/call5": {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
+    ("f32", f"{gpu_overlays.S54}/call5"): {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
     # session 57's: the 17 f32 entries session 55's grid and floor-recheck fix changed; none ran slower in both roles
-    f"{gpu_overlays.S57}/call1": {"ab": "h100-2026-12-07-s57/call1", "b_layout": "col,row", "graph": 0, "eager": 0},
+    ("f32", f"{gpu_overlays.S57}/call1"): {"ab": "h100-2026-12-07-s57/call1", "b_layout": "col,row", "graph": 0, "eager": 0},
+    # session 58's: the 9 f32 row entries session 57's grid and floor recheck changed; none ran slower in both roles
+    ("f32", f"{gpu_overlays.S58}/call1"): {"ab": "h100-2026-12-07-s58/call1", "b_layout": "row", "graph": 0, "eager": 0},
 }
 
 
 def test_the_h100_runs_hold_the_known_abs():
-    assert [ab.folder for ab in ABS] == list(AB_RECORDS)
+    assert sorted((acc, ab.folder) for acc, ab in ABS) == sorted(AB_RECORDS)
 
 
-@pytest.mark.parametrize("ab", ABS, ids=lambda ab: ab.folder.split("/", 1)[1])
-def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster_in_both_roles(ab):
+@pytest.mark.parametrize("acc, ab", ABS, ids=lambda x: x if isinstance(x, str) else x.folder.split("/", 1)[1])
+def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster_in_both_roles(acc, ab):
     choice = gpu_overlays.confirm.choice
-    slower, was, measured = _ab_verdicts(ab, "f32")
-    assert len(slower) == AB_RECORDS[ab.folder]["graph"]
-    data = gpu_overlays.build(H100, "f32", RUNS, committed_f32())
-    without = gpu_overlays.build(H100, "f32", tuple(run for run in RUNS if run != ab), committed_f32())
-    base = {key(e): e for e in committed_f32()["entries"]}
+    runs, record = gpu_overlays.OVERLAYS[H100][acc], AB_RECORDS[acc, ab.folder]
+    slower, was, measured = _ab_verdicts(ab, acc)
+    assert len(slower) == record["graph"]
+    data = gpu_overlays.build(H100, acc, runs, committed(acc))
+    without = gpu_overlays.build(H100, acc, tuple(run for run in runs if run != ab), committed(acc))
+    base = {key(e): e for e in committed(acc)["entries"]}
     now = base | {key(e): e for e in data["entries"]}
     before = base | {key(e): e for e in without["entries"]}
     for k in slower:
@@ -134,10 +145,9 @@ def test_an_ab_of_the_cards_tables_puts_back_the_base_choice_where_it_ran_faster
     measured_keys = {k for k in measured if measured[k] != was.get(k)}
     assert measured_keys - slower
     assert all(now[k] == before[k] for k in measured_keys - slower)
-    (record,) = [r for r in data["meta"]["confirmed"] if r.get("ab") == AB_RECORDS[ab.folder]["ab"]]
-    assert record == AB_RECORDS[ab.folder]
+    assert [r for r in data["meta"]["confirmed"] if r.get("ab") == record["ab"]] == [record]
     with pytest.raises(ValueError, match="an A/B of .*not of 'NVIDIA H200'"):   # its runs name the card
-        ab.apply(committed_f32()["entries"], "NVIDIA H200", "f32", gpu_overlays.REPO, gpu_overlays.confirm.MARGIN)
+        ab.apply(committed(acc)["entries"], "NVIDIA H200", acc, gpu_overlays.REPO, gpu_overlays.confirm.MARGIN)
 
 
 def test_an_entry_retuned_since_the_run_is_left_alone():
