@@ -72,8 +72,8 @@ REPO = Path(__file__).resolve().parents[1]
 # (512x2048x8192 row, 2048x128x8192 col); A/B'd in session 57 (+2.4% / +3.0% col, none slower in both roles).
 # Session 57: the f32 row grid of 6f2fce0 against cuBLASLt autotuning with its floor recheck (9 entries: 4 picks,
 # 5 stamps). Session 58: call 1 A/B'd those 9 (+1.8% / +1.9%, none slower in both roles); then the f16 col grid of
-# 538a2ca against cuBLASLt autotuning, all 1000 shapes, with its floor recheck (call 3; its ours records the
-# cuBLASLt algorithm each choice runs, so every such choice it timed is stamped); its f16 row grid reached 612 shapes
+# 538a2ca against cuBLASLt autotuning, all 1000 shapes, with its floor recheck (call 3: 7 col entries; it stamps
+# nothing, every cuBLASLt choice of the f16 tables carrying an identity already); its f16 row grid reached 612 shapes
 # (call 4) and is filed, not folded in.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"

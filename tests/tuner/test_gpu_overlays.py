@@ -107,18 +107,22 @@ def _ab_verdicts(ab: gpu_overlays.ABRevert, acc: str) -> tuple[set, dict, dict]:
 # each A/B among the H100's runs of a table -> its record in that overlay's meta ("graph": the entries it puts back)
 AB_RECORDS = {
     # session 50's f16 half: the 5 f16 col entries session 49's grid changed held in both roles
-    ("f16", f"{gpu_overlays.S50}/call1"): {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 0,
-                                           "eager": 0},
+    ("f16", f"{gpu_overlays.S50}/call1"):
+        {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 0, "eager": 0},
     # session 50's: two f32 col entries whose committed choice changed (late round 3 on the H200), so that the card's
     # runs no longer corrected them, ran slower than the overlay's old choice in both roles
-    ("f32", f"{gpu_overlays.S50}/call1"): {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0},
+    ("f32", f"{gpu_overlays.S50}/call1"):
+        {"ab": "h100-2026-12-06-s50/call1", "b_layout": "col", "graph": 2, "eager": 0},
     # session 54's: of the 62 entries its grids against cuBLASLt autotuning changed, one col entry's new cuBLASLt
     # algorithm ran slower than the cuBLAS it replaced in both roles
-    ("f32", f"{gpu_overlays.S54}/call5"): {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
+    ("f32", f"{gpu_overlays.S54}/call5"):
+        {"ab": "h100-2026-12-06-s54/call5", "b_layout": "col,row", "graph": 1, "eager": 0},
     # session 57's: the 17 f32 entries session 55's grid and floor-recheck fix changed; none ran slower in both roles
-    ("f32", f"{gpu_overlays.S57}/call1"): {"ab": "h100-2026-12-07-s57/call1", "b_layout": "col,row", "graph": 0, "eager": 0},
+    ("f32", f"{gpu_overlays.S57}/call1"):
+        {"ab": "h100-2026-12-07-s57/call1", "b_layout": "col,row", "graph": 0, "eager": 0},
     # session 58's: the 9 f32 row entries session 57's grid and floor recheck changed; none ran slower in both roles
-    ("f32", f"{gpu_overlays.S58}/call1"): {"ab": "h100-2026-12-07-s58/call1", "b_layout": "row", "graph": 0, "eager": 0},
+    ("f32", f"{gpu_overlays.S58}/call1"):
+        {"ab": "h100-2026-12-07-s58/call1", "b_layout": "row", "graph": 0, "eager": 0},
 }
 
 
