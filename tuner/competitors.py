@@ -125,7 +125,8 @@ def ours_dispatcher(m: int, n: int, k: int, b_layout: str, acc: str, dispatcher=
 
 def _lt_ran(d, sel, m: int, n: int, k: int, b_layout: str, acc: str) -> dict | None:
     """{"algo_index", "algo"} of the cuBLASLt algorithm a selection runs (None for any other choice, or where this
-    process cannot name it)."""
+    process cannot name it). A choice that carries an identity already is recorded as the table holds it (the index
+    where it was tuned; the identity decides what runs here): tuner.confirm stamps only choices without one."""
     from kernels.dispatch import _lt_algo_index   # the index a cublaslt choice runs, as the dispatcher reads it
 
     config = sel.config if isinstance(sel.config, dict) else {}
