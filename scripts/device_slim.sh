@@ -17,7 +17,8 @@ case "${1:-}" in
       mv "$d" "$HOLD/"
     done
     echo "moved to $HOLD: $(ls "$HOLD" | tr '\n' ' ')"
-    echo "tracked files left: $(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) bytes";;
+    # One sum over every file: `xargs du -c` splits long lists into several runs, each with its own total.
+    echo "tracked files left: $(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{s+=$1} END {print s}') bytes";;
   back)
     [ -d "$HOLD" ] && for d in "$HOLD"/*/; do [ -d "$d" ] && mv "$d" benchmarks/; done
     rmdir "$HOLD" 2>/dev/null || true
