@@ -91,6 +91,7 @@ S54 = "benchmarks/h100-2026-12-06-s54"
 S55 = "benchmarks/h100-2026-12-06-s55"
 S57 = "benchmarks/h100-2026-12-07-s57"
 S58 = "benchmarks/h100-2026-12-07-s58"
+S59 = "benchmarks/h100-2026-12-07-s59"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -167,7 +168,8 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 ABRevert(f"{S50}/call1"), _grid(S50, "call2", "col", "f16"), _grid(S50, "call4", "row", "f16"),
                 _grid(S51, "call4", "col", "f16"),
                 Rechecked.filed(S53, "call3", "col", "f16"), Rechecked.filed(S53, "call4", "row", "f16"),
-                Rechecked.filed(S58, "call3", "col", "f16")),
+                Rechecked.filed(S58, "call3", "col", "f16"), ABRevert(f"{S59}/call1", ("col",)),
+                Rechecked.filed(S59, "call4", "row", "f16")),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile

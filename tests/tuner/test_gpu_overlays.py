@@ -123,6 +123,9 @@ AB_RECORDS = {
     # session 58's: the 9 f32 row entries session 57's grid and floor recheck changed; none ran slower in both roles
     ("f32", f"{gpu_overlays.S58}/call1"):
         {"ab": "h100-2026-12-07-s58/call1", "b_layout": "row", "graph": 0, "eager": 0},
+    # session 59's: the 7 f16 col entries session 58's grid and floor recheck changed; none ran slower in both roles
+    ("f16", f"{gpu_overlays.S59}/call1"):
+        {"ab": "h100-2026-12-07-s59/call1", "b_layout": "col", "graph": 0, "eager": 0},
 }
 
 
