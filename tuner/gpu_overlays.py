@@ -74,7 +74,9 @@ REPO = Path(__file__).resolve().parents[1]
 # 5 stamps). Session 58: call 1 A/B'd those 9 (+1.8% / +1.9%, none slower in both roles); then the f16 col grid of
 # 538a2ca against cuBLASLt autotuning, all 1000 shapes, with its floor recheck (call 3: 7 col entries; it stamps
 # nothing, every cuBLASLt choice of the f16 tables carrying an identity already); its f16 row grid reached 612 shapes
-# (call 4) and is filed, not folded in.
+# (call 4) and is filed, not folded in. Session 59: call 1 A/B'd those 7 col entries (+2.4% / +2.6%, none slower in
+# both roles); then the f16 row grid of ee99f61 against cuBLASLt autotuning, all 1000 shapes over calls 2-4, with its
+# floor recheck (call 4: 10 row entries).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
