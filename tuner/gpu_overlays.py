@@ -94,6 +94,7 @@ S55 = "benchmarks/h100-2026-12-06-s55"
 S57 = "benchmarks/h100-2026-12-07-s57"
 S58 = "benchmarks/h100-2026-12-07-s58"
 S59 = "benchmarks/h100-2026-12-07-s59"
+S60 = "benchmarks/h100-2026-12-07-s60"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -160,7 +161,8 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 Rechecked.filed(S54, "call2", "col", "f32"), Rechecked.filed(S54, "call4", "row", "f32"),
                 ABRevert(f"{S54}/call5", ("col", "row")),
                 Rechecked.filed(S55, "call2", "col", "f32"), ABRevert(f"{S57}/call1", ("col", "row")),
-                Rechecked.filed(S57, "call3", "row", "f32"), ABRevert(f"{S58}/call1", ("row",))),
+                Rechecked.filed(S57, "call3", "row", "f32"), ABRevert(f"{S58}/call1", ("row",)),
+                Rechecked.filed(S60, "call3", "col", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
@@ -171,7 +173,7 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 _grid(S51, "call4", "col", "f16"),
                 Rechecked.filed(S53, "call3", "col", "f16"), Rechecked.filed(S53, "call4", "row", "f16"),
                 Rechecked.filed(S58, "call3", "col", "f16"), ABRevert(f"{S59}/call1", ("col",)),
-                Rechecked.filed(S59, "call4", "row", "f16")),
+                Rechecked.filed(S59, "call4", "row", "f16"), ABRevert(f"{S60}/call1", ("row",))),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
