@@ -162,7 +162,7 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 ABRevert(f"{S54}/call5", ("col", "row")),
                 Rechecked.filed(S55, "call2", "col", "f32"), ABRevert(f"{S57}/call1", ("col", "row")),
                 Rechecked.filed(S57, "call3", "row", "f32"), ABRevert(f"{S58}/call1", ("row",)),
-                Rechecked.filed(S60, "call3", "col", "f32")),
+                Rechecked.filed(S60, "call3", "col", "f32"), ABRevert(f"{S60}/call5", ("col",))),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),

@@ -126,6 +126,12 @@ AB_RECORDS = {
     # session 59's: the 7 f16 col entries session 58's grid and floor recheck changed; none ran slower in both roles
     ("f16", f"{gpu_overlays.S59}/call1"):
         {"ab": "h100-2026-12-07-s59/call1", "b_layout": "col", "graph": 0, "eager": 0},
+    # session 60's: the 10 f16 row entries session 59's grid and floor recheck changed; none ran slower in both roles
+    ("f16", f"{gpu_overlays.S60}/call1"):
+        {"ab": "h100-2026-12-07-s60/call1", "b_layout": "row", "graph": 0, "eager": 0},
+    # session 60's: the 30 f32 col entries its own f32 col grid and floor recheck changed (calls 2-3)
+    ("f32", f"{gpu_overlays.S60}/call5"):
+        {"ab": "h100-2026-12-07-s60/call5", "b_layout": "col", "graph": 0, "eager": 0},
 }
 
 
