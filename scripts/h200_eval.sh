@@ -27,7 +27,9 @@ if [ -n "${RESUME_FROM:-}" ]; then
     mkdir -p "$STATE/eval_$acc"
     if [ -f "$RESUME_FROM/$acc/results.json.gz" ]; then gunzip -c "$RESUME_FROM/$acc/results.json.gz" > "$STATE/eval_$acc/results.json"
     else cp "$RESUME_FROM/$acc/results.json" "$STATE/eval_$acc/"; fi
-    cp "$RESUME_FROM/$acc/results.csv" "$STATE/eval_$acc/"
+    # tuner.file_grid gzips the CSV too
+    if [ -f "$RESUME_FROM/$acc/results.csv.gz" ]; then gunzip -c "$RESUME_FROM/$acc/results.csv.gz" > "$STATE/eval_$acc/results.csv"
+    else cp "$RESUME_FROM/$acc/results.csv" "$STATE/eval_$acc/"; fi
   done
 fi
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
