@@ -19,7 +19,7 @@ if [ -n "${SHUFFLE:-}" ]; then
     "$GRID" > /tmp/h200_eval_grid.txt && GRID=/tmp/h200_eval_grid.txt
 fi
 for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/hgemm; done
-# RESUME_FROM=dir with <acc>/results.json(.gz) + results.csv (a committed sample, e.g. benchmarks/…-s7/grid_sample):
+# RESUME_FROM=dir with <acc>/results.json(.gz) + results.csv(.gz) (a committed sample, e.g. benchmarks/…-s7/grid_sample):
 # its shapes seed STATE, so with the same SHUFFLE order the run measures only the rest of the grid
 if [ -n "${RESUME_FROM:-}" ]; then
   for acc in $ACCS; do

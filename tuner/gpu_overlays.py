@@ -76,7 +76,10 @@ REPO = Path(__file__).resolve().parents[1]
 # nothing, every cuBLASLt choice of the f16 tables carrying an identity already); its f16 row grid reached 612 shapes
 # (call 4) and is filed, not folded in. Session 59: call 1 A/B'd those 7 col entries (+2.4% / +2.6%, none slower in
 # both roles); then the f16 row grid of ee99f61 against cuBLASLt autotuning, all 1000 shapes over calls 2-4, with its
-# floor recheck (call 4: 10 row entries).
+# floor recheck (call 4: 10 row entries). Session 60: call 1 A/B'd those 10 (+4.7% / +4.5%, none slower in both
+# roles); then the f32 col grid of 0f5d6d5 against cuBLASLt autotuning over calls 2-3, with its floor recheck (30 col
+# entries, most of them identity stamps), A/B'd in call 5 (+0.5% / +0.4%, none slower in both roles); its f32 row
+# grid reached 435 shapes (call 6) and is filed, not folded in.
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
