@@ -22,14 +22,11 @@ for f in .carry/kernel_cache*.tar.gz; do [ -f "$f" ] && tar xzf "$f" -C .cache/h
 # RESUME_FROM=dir with <acc>/results.json(.gz) + results.csv(.gz) (a committed sample, e.g. benchmarks/…-s7/grid_sample):
 # its shapes seed STATE, so with the same SHUFFLE order the run measures only the rest of the grid
 if [ -n "${RESUME_FROM:-}" ]; then
+  seed() { if [ -f "$1.gz" ]; then gunzip -c "$1.gz" > "$2"; else cp "$1" "$2"; fi; }   # tuner.file_grid gzips both
   for acc in $ACCS; do
     [ -f "$STATE/eval_$acc/results.json" ] && continue
     mkdir -p "$STATE/eval_$acc"
-    if [ -f "$RESUME_FROM/$acc/results.json.gz" ]; then gunzip -c "$RESUME_FROM/$acc/results.json.gz" > "$STATE/eval_$acc/results.json"
-    else cp "$RESUME_FROM/$acc/results.json" "$STATE/eval_$acc/"; fi
-    # tuner.file_grid gzips the CSV too
-    if [ -f "$RESUME_FROM/$acc/results.csv.gz" ]; then gunzip -c "$RESUME_FROM/$acc/results.csv.gz" > "$STATE/eval_$acc/results.csv"
-    else cp "$RESUME_FROM/$acc/results.csv" "$STATE/eval_$acc/"; fi
+    for f in results.json results.csv; do seed "$RESUME_FROM/$acc/$f" "$STATE/eval_$acc/$f"; done
   done
 fi
 mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
