@@ -98,6 +98,7 @@ S57 = "benchmarks/h100-2026-12-07-s57"
 S58 = "benchmarks/h100-2026-12-07-s58"
 S59 = "benchmarks/h100-2026-12-07-s59"
 S60 = "benchmarks/h100-2026-12-07-s60"
+S62 = "benchmarks/h100-2026-12-07-s62"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -165,7 +166,8 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 ABRevert(f"{S54}/call5", ("col", "row")),
                 Rechecked.filed(S55, "call2", "col", "f32"), ABRevert(f"{S57}/call1", ("col", "row")),
                 Rechecked.filed(S57, "call3", "row", "f32"), ABRevert(f"{S58}/call1", ("row",)),
-                Rechecked.filed(S60, "call3", "col", "f32"), ABRevert(f"{S60}/call5", ("col",))),
+                Rechecked.filed(S60, "call3", "col", "f32"), ABRevert(f"{S60}/call5", ("col",)),
+                Rechecked.filed(S62, "call2", "row", "f32")),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),
