@@ -79,7 +79,10 @@ REPO = Path(__file__).resolve().parents[1]
 # floor recheck (call 4: 10 row entries). Session 60: call 1 A/B'd those 10 (+4.7% / +4.5%, none slower in both
 # roles); then the f32 col grid of 0f5d6d5 against cuBLASLt autotuning over calls 2-3, with its floor recheck (30 col
 # entries, most of them identity stamps), A/B'd in call 5 (+0.5% / +0.4%, none slower in both roles); its f32 row
-# grid reached 435 shapes (call 6) and is filed, not folded in.
+# grid reached 435 shapes (call 6) and is filed, not folded in. Session 62: that f32 row run resumed on the same
+# tables (7a0acd6) and completed over calls 1-2, read with its floor recheck (27 row entries: 24 graph and 4 eager
+# identity stamps, 3 graph choices from cuBLAS to the autotuner's algorithm), A/B'd in call 4 (+0.9% / +0.2%, none
+# slower in both roles).
 S38 = "benchmarks/h100-2026-12-05-s38"
 S40 = "benchmarks/h100-2026-12-05-s40"
 S42 = "benchmarks/h100-2026-12-05-s42"
@@ -167,7 +170,7 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 Rechecked.filed(S55, "call2", "col", "f32"), ABRevert(f"{S57}/call1", ("col", "row")),
                 Rechecked.filed(S57, "call3", "row", "f32"), ABRevert(f"{S58}/call1", ("row",)),
                 Rechecked.filed(S60, "call3", "col", "f32"), ABRevert(f"{S60}/call5", ("col",)),
-                Rechecked.filed(S62, "call2", "row", "f32")),
+                Rechecked.filed(S62, "call2", "row", "f32"), ABRevert(f"{S62}/call4", ("row",))),
         "f16": (_grid(S40, "call3", "row", "f16"), _grid(S40, "call5", "col", "f16"),
                 _grid(S42, "call2", "col", "f16"), _grid(S42, "call4", "col", "f16"),
                 _grid(S43, "call3", "row", "f16"), _grid(S45, "call2", "row", "f16"),

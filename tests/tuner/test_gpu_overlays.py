@@ -132,6 +132,9 @@ AB_RECORDS = {
     # session 60's: the 30 f32 col entries its own f32 col grid and floor recheck changed (calls 2-3)
     ("f32", f"{gpu_overlays.S60}/call5"):
         {"ab": "h100-2026-12-07-s60/call5", "b_layout": "col", "graph": 0, "eager": 0},
+    # session 62's: the 27 f32 row entries its resumed f32 row grid and floor recheck changed (calls 1-2)
+    ("f32", f"{gpu_overlays.S62}/call4"):
+        {"ab": "h100-2026-12-07-s62/call4", "b_layout": "row", "graph": 0, "eager": 0},
 }
 
 
