@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Session 62's pending device call, whichever card comes (scripts/device_next_calls.sh). Carry .whl .carry7 .carry8
-# s62ab (the tables of 7a0acd6: `mkdir -p s62ab && git archive 7a0acd6 kernels/tables | tar x -C s62ab &&
-# mv s62ab/kernels/tables s62ab/old_tables && rmdir s62ab/kernels`); slim keeping h100-2026-12-07-s62.
-# - H100: the A/B of the 27 f32 row entries that call 2's recheck stamped into the H100 overlay (both roles).
-# - H200: session 49's plan, unchanged (no committed H200 table changed since), the GPU suites then the f32 row and
-#   f16 col grids, TAG s62; later calls: CALL=call2 ... with RECHECK=1 on the one that completes a grid.
-#   END=570 HGEMM_COMMIT=<sha> [CALL=call1] bash benchmarks/h100-2026-12-07-s62/first_call.sh
-H200_TAG=${H200_TAG:-s62} OLD=${OLD:-s62ab/old_tables} SHAPES=${SHAPES-benchmarks/h100-2026-12-07-s62/shapes/changed} \
-  LAYOUT=${LAYOUT:-row} AB_DL=${AB_DL:-150} exec bash scripts/device_next_calls.sh
+# Prepared in session 62 for the next session's calls, whichever card comes (scripts/device_next_calls.sh). Carry .whl
+# .carry7 .carry8; slim keeping only h100-2026-12-07-s62 (nothing resumes or waits for an A/B).
+# - H200: session 49's plan, unchanged (no committed H200 table changed since): call 1 the GPU suites, then the f32 row
+#   and f16 col grids, TAG s63; later calls on the warm machine: CALL=call2 ..., RECHECK=1 on the one that completes
+#   a grid.
+# - H100: every grid against cuBLASLt autotuning is whole and A/B'd; the f16 row overlay moved most since its grid
+#   (session 59's 10 entries, +4.7% / +4.5% in session 60's A/B), so a fresh f16 row grid against the autotuner
+#   measures the end state: two calls on the warm machine, RECHECK= on the first, RECHECK=1 on the second.
+#   END=570 HGEMM_COMMIT=<sha> [CALL=call1] [RECHECK=] bash benchmarks/h100-2026-12-07-s62/first_call.sh
+H200_TAG=${H200_TAG:-s63} H100_TAG=${H100_TAG:-s63h} H100_RUNS=${H100_RUNS:-"row:fp16"} H100_RESUME_FROM= \
+  exec bash scripts/device_next_calls.sh
