@@ -5,7 +5,8 @@
 #   the time left split over them, resumed by later calls on the same warm machine with the same H200_TAG; RECHECK=1
 #   on the call that completes a grid.
 # - H100, call 1 with an A/B waiting (SHAPES set): the entries the last session's grids changed, both roles: OLD (the
-#   tables before, a folder carried with the tree), SHAPES (prefix of <prefix>_<acc>_<layout>.txt), LAYOUT.
+#   tables before, a folder carried with the tree), SHAPES (prefix of <prefix>_<acc>_<layout>.txt), LAYOUT; FLOOR
+#   (the results of the grid that made the changes) then times that grid's below-floor shapes on the new tables.
 # - H100 otherwise: H100_RUNS ("row:fp16", "col:fp32", ...) against cuBLASLt autotuning with the card's overlays on,
 #   resumed with the same H100_TAG (or from a committed run: H100_RESUME_FROM); RECHECK=1 keeps RECHECK_S (150) for the
 #   floor recheck of a grid the call completes (RECHECK= for a call that cannot).

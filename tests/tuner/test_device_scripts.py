@@ -15,7 +15,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 STUBBED = ("h200_eval.sh", "h200_gpu_suites.sh", "floor_recheck.sh", "h200_ab.sh")
-LOGGED = ("OUT", "STATE", "DEADLINE", "B_LAYOUT", "ACCS", "BASELINES", "RESUME_FROM", "SHAPES_fp16", "BASE", "CAND")
+LOGGED = ("OUT", "STATE", "DEADLINE", "B_LAYOUT", "ACCS", "BASELINES", "RESUME_FROM", "SHAPES_fp16", "BASE", "CAND",
+          "FIRST", "ACC")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -103,3 +104,16 @@ def test_an_h100_first_call_with_an_ab_waiting_runs_it_on_the_merged_overlays(tr
     assert (ab["BASE"], ab["CAND"]) == ("/tmp/ab_base", "/tmp/ab_cand")
     merged = (tree / "stubs.log").read_text()
     assert "tuner.gpu_overlays --merged /tmp/ab_base" in merged and "--tables s61ab/old_tables" in merged
+
+
+def test_an_ab_with_its_grid_named_rechecks_that_grids_floor_on_the_new_tables_after_it(tree):
+    (tree / "shapes").mkdir()
+    (tree / "shapes/changed_f32_row.txt").write_text("64 64 64\n")
+    grid = "benchmarks/x/call2/grid_row/fp32/results.json.gz"
+    steps = plan(tree, "NVIDIA H100 80GB HBM3", **SESSION, SHAPES="shapes/changed", OLD="s62ab/old_tables",
+                 LAYOUT="row", FLOOR=grid, FLOOR_S="90")
+    assert [s["step"] for s in steps] == ["h200_ab.sh", "floor_recheck.sh", "pack_out"]
+    floor = steps[1]
+    assert (floor["FIRST"], floor["B_LAYOUT"], floor["ACC"]) == (grid, "row", "fp32")
+    assert floor["BASELINES"] == "torch.matmul,cuBLASLt-auto-tuning-nn"
+    assert floor["DEADLINE"] == "90" and floor["OUT"].endswith("/floor_row_fp32")
