@@ -16,13 +16,15 @@ set -u
 source scripts/device_prologue.sh
 OLD=${OLD:?} SHAPES=${SHAPES:?} \
   LAYOUTS=${LAYOUT:-col} AB_DL=${AB_DL:-75} BENCH_S=0.3; source scripts/h200_ab_layouts.sh
-if [ -n "${FLOOR:-}" ]; then
-  acc=$(basename "$(dirname "$FLOOR")"); layout=$(basename "$(dirname "$(dirname "$FLOOR")")"); layout=${layout#grid_}
+if [ -n "${FLOOR:-}" ] && [[ $FLOOR =~ grid_(col|row)/(fp32|fp16)/ ]]; then
+  layout=${BASH_REMATCH[1]} acc=${BASH_REMATCH[2]}
   [ "$layout" = col ] && base=cuBLASLt-auto-tuning-tn || base=cuBLASLt-auto-tuning-nn
   OUT=$OUT/floor_${layout}_$acc FIRST=$FLOOR B_LAYOUT=$layout ACC=$acc BASELINES=torch.matmul,$base ROUNDS=3 \
     DEADLINE=${FLOOR_S:-120} bash scripts/floor_recheck.sh > /tmp/floor_console.txt 2>&1
   echo "floor recheck $layout $acc rc=$? at $(el)s: $(head -1 $OUT/floor_${layout}_$acc/summary.txt 2>/dev/null)" \
     >> $OUT/rc.txt
+elif [ -n "${FLOOR:-}" ]; then
+  echo "FLOOR=$FLOOR is not a grid_<layout>/<acc>/ results file: no floor recheck" >> $OUT/rc.txt
 fi
 cat $OUT/env.txt $OUT/rc.txt; grep -hv " rc=" $OUT/ab_*/summary.txt; sed -n 4,30p $OUT/floor_*/summary.txt 2>/dev/null
 pack_out ${CALL:-call1}
