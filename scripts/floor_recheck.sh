@@ -3,10 +3,12 @@
 # why; scripts/h200_eval.sh times them, every competitor checked first, as in the grid), then the report:
 #   OUT=dir FIRST=grid/results.json.gz B_LAYOUT=col ACC=fp32 BASELINES=torch.matmul,cuBLAS-tn ROUNDS=3 DEADLINE=150 \
 #     bash scripts/floor_recheck.sh
-# DEADLINE (s) is split over the rounds; BENCH_S (default 0.4, twice the grid's) per competitor and shape.
+# DEADLINE (s) is split over the rounds; BENCH_S (default 0.4, twice the grid's) per competitor and shape. BASELINES
+# defaults to those the grid timed (python -m tuner.floor_recheck baselines).
 set -uo pipefail
 OUT=${OUT:-floor_out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
-ROUNDS=${ROUNDS:-3}; BASELINES=${BASELINES:-torch.matmul}; STATE=$(mktemp -d /tmp/floor_recheck.XXXX)
+ROUNDS=${ROUNDS:-3}; STATE=$(mktemp -d /tmp/floor_recheck.XXXX)
+BASELINES=${BASELINES:-$(python3 -m tuner.floor_recheck baselines --results "$FIRST" 2>> "$OUT/summary.txt")} || exit 1
 python3 -m tuner.floor_recheck pick --results "$FIRST" --baselines "$BASELINES" --out "$STATE/shapes.txt" \
   2>> "$OUT/summary.txt"
 cp "$STATE/shapes.txt" "$OUT/"

@@ -1,6 +1,7 @@
 """`python -m tuner.floor_recheck`: is a grid's shape below the 0.97x floor, or inside run-to-run spread?
 
     python -m tuner.floor_recheck pick --results GRID/results.json.gz --baselines torch.matmul,cuBLAS-tn --out s.txt
+    python -m tuner.floor_recheck baselines --results GRID/results.json.gz   # what the grid timed: torch.matmul,...
     python -m tuner.floor_recheck report --results GRID/results.json.gz --rounds R1/results.json R2/... \
         --baselines torch.matmul,cuBLAS-tn [--out DIR]
 
@@ -24,6 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from tuner.competitors import BASELINES as KNOWN_BASELINES
 from tuner.results import read_json, speedups
 from tuner.summary import FLOOR
 
@@ -39,6 +41,13 @@ def speedups_of(results: dict, timing: str, baselines: list[str]) -> dict[tuple[
             if v:
                 out[(rec["mnk"], b)] = v
     return out
+
+
+def baselines_of(results: dict) -> list[str]:
+    """The baselines a run timed, in tuner.competitors' order: a recheck times its grid's shapes against the grid's
+    own baselines, read from the grid rather than named again by each script that starts one."""
+    timed = {name for rec in results["shapes"] for name in rec.get("competitors", {})}
+    return [b for b in KNOWN_BASELINES if b in timed]
 
 
 def choices_of(results: dict, timing: str) -> dict[str, str | None]:
@@ -197,11 +206,19 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--floor", type=float, default=FLOOR)
         s.add_argument("--out", help="pick: the shapes file (M_N_K lines); report: a folder for report.md/.json")
     sub.choices["report"].add_argument("--rounds", nargs="+", required=True, help="the rounds' results.json(.gz)")
+    sub.add_parser("baselines", help="print the baselines the run timed, comma-separated").add_argument(
+        "--results", required=True, help="a grid run: results.json(.gz)")
     return p
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if args.cmd == "baselines":
+        names = baselines_of(read_json(args.results))
+        if not names:
+            sys.exit(f"{args.results}: no baseline timed")
+        print(",".join(names))
+        return 0
     baselines = [b for b in args.baselines.split(",") if b]
     if args.cmd == "pick":
         shapes = pick([read_json(p) for p in args.results], args.timing, baselines, args.floor)

@@ -6,9 +6,11 @@ by stubs that log their environment, and a fake nvidia-smi names the card.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,5 +117,25 @@ def test_an_ab_with_its_grid_named_rechecks_that_grids_floor_on_the_new_tables_a
     assert [s["step"] for s in steps] == ["h200_ab.sh", "floor_recheck.sh", "pack_out"]
     floor = steps[1]
     assert (floor["FIRST"], floor["B_LAYOUT"], floor["ACC"]) == (grid, "row", "fp32")
-    assert floor["BASELINES"] == "torch.matmul,cuBLASLt-auto-tuning-nn"
+    assert floor["BASELINES"] == ""   # floor_recheck.sh reads them from the grid (the test below)
     assert floor["DEADLINE"] == "90" and floor["OUT"].endswith("/floor_row_fp32")
+
+
+def test_a_floor_recheck_times_its_grids_shapes_against_the_baselines_that_grid_timed(tmp_path):
+    """scripts/floor_recheck.sh itself (real python, the eval step stubbed): a grid against the autotuner has its
+    below-floor shape rechecked against the autotuner, named by nobody but the grid."""
+    shutil.copytree(REPO / "scripts", tmp_path / "scripts")
+    log = tmp_path / "eval.log"
+    (tmp_path / "scripts/h200_eval.sh").write_text(
+        f'#!/bin/sh\necho "GRID=$(cat $GRID) BASELINES=$BASELINES" >> {log}\n')
+    rec = {"competitors": {"ours": {}, "torch.matmul": {}, "cuBLASLt-auto-tuning-nn": {}}}
+    grid = {"meta": {}, "shapes": [
+        {**rec, "mnk": "64_64_64", "speedup": {"kernel": {"torch.matmul": 1.2, "cuBLASLt-auto-tuning-nn": 0.9}}},
+        {**rec, "mnk": "128_64_64", "speedup": {"kernel": {"torch.matmul": 1.1, "cuBLASLt-auto-tuning-nn": 1.0}}}]}
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO), "OUT": str(tmp_path / "out"),
+           "FIRST": str(tmp_path / "grid.json"), "B_LAYOUT": "row", "ACC": "fp32", "ROUNDS": "1", "DEADLINE": "30"}
+    run = subprocess.run(["bash", "scripts/floor_recheck.sh"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert log.read_text() == "GRID=64_64_64 BASELINES=torch.matmul,cuBLASLt-auto-tuning-nn\n"
+    assert run.returncode == 1 and "no round finished" in (tmp_path / "out/summary.txt").read_text()

@@ -170,3 +170,22 @@ def test_rechecked_times_the_algorithm_autotuning_kept_most_often_and_names_it()
     assert tie["info"]["algo_index"] == 1 and tie["kernel_us"] == 9.93
     same = fr.rechecked({"meta": META, "shapes": [shape(10.3, 10.6, 1)]}, rounds)["shapes"][0]["competitors"][lt]
     assert same["kernel_us"] == pytest.approx((9.93 + 9.96) / 2)
+
+
+def test_the_baselines_of_a_run_are_those_it_timed_in_the_known_order_never_ours(tmp_path, capsys):
+    shape = {"mnk": "64_64_64", "competitors": {"ours": {}, "ours:v1": {}, "cuBLASLt-auto-tuning-nn": {},
+                                                "torch.matmul": {}}}
+    later = {"mnk": "128_64_64", "competitors": {"ours": {}, "torch.matmul": {}}}
+    results = {"meta": {}, "shapes": [shape, later]}
+    assert fr.baselines_of(results) == ["torch.matmul", "cuBLASLt-auto-tuning-nn"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    assert fr.main(["baselines", "--results", str(path)]) == 0
+    assert capsys.readouterr().out == "torch.matmul,cuBLASLt-auto-tuning-nn\n"
+
+
+def test_a_run_that_timed_no_baseline_is_refused(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"meta": {}, "shapes": [{"mnk": "64_64_64", "competitors": {"ours": {}}}]}))
+    with pytest.raises(SystemExit, match="no baseline timed"):
+        fr.main(["baselines", "--results", str(path)])
