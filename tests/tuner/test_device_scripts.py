@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,12 +44,11 @@ def tree(tmp_path):
     return tmp_path
 
 
-def plan(tree: Path, gpu: str, **env: str) -> list[dict[str, str]]:
+def plan(tree: Path, gpu: str, script: str = "scripts/device_next_calls.sh", **env: str) -> list[dict[str, str]]:
     """Run the plan on a fake `gpu`; one dict per stubbed step (its name under "step", then its settings)."""
     full = {"PATH": f"{tree / 'bin'}:{os.environ['PATH']}", "FAKE_GPU": gpu, "OUT": str(tree / "out"),
             "HOME": str(tree), **env}
-    run = subprocess.run(["bash", "scripts/device_next_calls.sh"], cwd=tree, env=full, capture_output=True,
-                         text=True, timeout=60)
+    run = subprocess.run(["bash", script], cwd=tree, env=full, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     steps = []
     for line in (tree / "stubs.log").read_text().splitlines():
@@ -57,6 +57,13 @@ def plan(tree: Path, gpu: str, **env: str) -> list[dict[str, str]]:
             steps.append({"step": name, **dict(f.split("=", 1) for f in fields if "=" in f),
                           **({"call": fields[0]} if name == "pack_out" else {})})
     return steps
+
+
+def newest_first_call() -> Path:
+    """The first_call.sh the next session runs: that of the latest session that wrote one."""
+    calls = [(re.search(r"(\d{4}-\d{2}-\d{2})-s(\d+)$", p.parent.name), p)
+             for p in REPO.glob("benchmarks/*/first_call.sh")]
+    return max(((m.group(1), int(m.group(2))), p) for m, p in calls if m)[1]
 
 
 SESSION = {"H200_TAG": "s61", "H100_TAG": "s61h", "H100_RUNS": "row:fp32",
@@ -139,3 +146,18 @@ def test_a_floor_recheck_times_its_grids_shapes_against_the_baselines_that_grid_
                          timeout=60)
     assert log.read_text() == "GRID=64_64_64 BASELINES=torch.matmul,cuBLASLt-auto-tuning-nn\n"
     assert run.returncode == 1 and "no round finished" in (tmp_path / "out/summary.txt").read_text()
+
+
+def test_the_next_sessions_first_call_resumes_only_from_a_committed_grid_and_never_on_an_h200(tree):
+    first_call = newest_first_call()
+    shutil.copy(first_call, tree / "first_call.sh")
+    h100 = plan(tree, "NVIDIA H100 80GB HBM3", script="first_call.sh", END="570")
+    grids = [s for s in h100 if s["step"] == "h200_eval.sh"]
+    assert grids and all(g["BASELINES"].startswith("torch.matmul,cuBLASLt-auto-tuning-") for g in grids)
+    for g in grids:   # h200_eval.sh reads <acc>/results.json(.gz) under RESUME_FROM
+        acc = g["ACCS"]
+        assert not g["RESUME_FROM"] or (REPO / g["RESUME_FROM"] / acc / "results.json.gz").is_file(), g
+    (tree / "stubs.log").unlink()
+    h200 = plan(tree, "NVIDIA H200", script="first_call.sh", END="570")
+    assert h200[0]["step"] == "h200_gpu_suites.sh"
+    assert all(s["RESUME_FROM"] == "" for s in h200 if s["step"] == "h200_eval.sh")
