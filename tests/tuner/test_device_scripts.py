@@ -140,8 +140,9 @@ def test_a_floor_recheck_times_its_grids_shapes_against_the_baselines_that_grid_
         {**rec, "mnk": "64_64_64", "speedup": {"kernel": {"torch.matmul": 1.2, "cuBLASLt-auto-tuning-nn": 0.9}}},
         {**rec, "mnk": "128_64_64", "speedup": {"kernel": {"torch.matmul": 1.1, "cuBLASLt-auto-tuning-nn": 1.0}}}]}
     (tmp_path / "grid.json").write_text(json.dumps(grid))
-    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO), "OUT": str(tmp_path / "out"),
-           "FIRST": str(tmp_path / "grid.json"), "B_LAYOUT": "row", "ACC": "fp32", "ROUNDS": "1", "DEADLINE": "30"}
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
+           "OUT": str(tmp_path / "out"), "FIRST": str(tmp_path / "grid.json"), "B_LAYOUT": "row", "ACC": "fp32",
+           "ROUNDS": "1", "DEADLINE": "30"}
     run = subprocess.run(["bash", "scripts/floor_recheck.sh"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=60)
     assert log.read_text() == "GRID=64_64_64 BASELINES=torch.matmul,cuBLASLt-auto-tuning-nn\n"
