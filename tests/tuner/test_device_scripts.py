@@ -134,7 +134,7 @@ def test_a_floor_recheck_times_its_grids_shapes_against_the_baselines_that_grid_
     shutil.copytree(REPO / "scripts", tmp_path / "scripts")
     log = tmp_path / "eval.log"
     (tmp_path / "scripts/h200_eval.sh").write_text(
-        f'#!/bin/sh\necho "GRID=$(cat $GRID) BASELINES=$BASELINES" >> {log}\n')
+        f'#!/bin/sh\necho "GRID=$(cat $GRID) BASELINES=$BASELINES RESUME_FROM=$RESUME_FROM" >> {log}\n')
     rec = {"competitors": {"ours": {}, "torch.matmul": {}, "cuBLASLt-auto-tuning-nn": {}}}
     grid = {"meta": {}, "shapes": [
         {**rec, "mnk": "64_64_64", "speedup": {"kernel": {"torch.matmul": 1.2, "cuBLASLt-auto-tuning-nn": 0.9}}},
@@ -142,10 +142,11 @@ def test_a_floor_recheck_times_its_grids_shapes_against_the_baselines_that_grid_
     (tmp_path / "grid.json").write_text(json.dumps(grid))
     env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
            "OUT": str(tmp_path / "out"), "FIRST": str(tmp_path / "grid.json"), "B_LAYOUT": "row", "ACC": "fp32",
-           "ROUNDS": "1", "DEADLINE": "30"}
+           "ROUNDS": "1", "DEADLINE": "30", "RESUME_FROM": "benchmarks/x/call1/grid_row"}   # a resumed grid's call
     run = subprocess.run(["bash", "scripts/floor_recheck.sh"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=60)
-    assert log.read_text() == "GRID=64_64_64 BASELINES=torch.matmul,cuBLASLt-auto-tuning-nn\n"
+    # a round seeded from the grid it rechecks would time nothing and repeat the grid's readings
+    assert log.read_text() == "GRID=64_64_64 BASELINES=torch.matmul,cuBLASLt-auto-tuning-nn RESUME_FROM=\n"
     assert run.returncode == 1 and "no round finished" in (tmp_path / "out/summary.txt").read_text()
 
 
