@@ -112,12 +112,14 @@ def report(first: dict, rounds: list[dict], timing: str, baselines: list[str], f
             "counts": counts}
 
 
-def rechecked(grid: dict, rounds: list[dict]) -> dict:
+def rechecked(grid: dict, rounds: list[dict], same_tables: bool = False) -> dict:
     """The grid with, for every shape the rounds timed again, each competitor's kernel-only and per-call figures the
     median over its passing readings in the grid and the rounds (TFLOP/s and speedups recomputed); the rest as it
-    was. Rounds of other tables or another card are refused: `ours` must have run what it ran in the grid."""
+    was. Rounds of other tables or another card are refused: `ours` must have run what it ran in the grid. Rounds of
+    another commit are taken only where the caller compared the tables both ran and found them equal (same_tables:
+    session 65's recheck ran at a later commit that changed scripts only)."""
     for r in rounds:
-        for key in ("gpu", "commit", "acc", "b_layout"):
+        for key in ("gpu", "acc", "b_layout") + (() if same_tables else ("commit",)):
             if r["meta"].get(key) != grid["meta"].get(key):
                 raise ValueError(f"a round of {key} {r['meta'].get(key)!r}, the grid's {grid['meta'].get(key)!r}")
     again: dict[str, list[dict]] = {}

@@ -102,6 +102,7 @@ S58 = "benchmarks/h100-2026-12-07-s58"
 S59 = "benchmarks/h100-2026-12-07-s59"
 S60 = "benchmarks/h100-2026-12-07-s60"
 S62 = "benchmarks/h100-2026-12-07-s62"
+S65 = "benchmarks/h100-2026-12-07-s65"
 
 
 def _grid(folder: str, call: str, layout: str, acc: str) -> tuple[str, str]:
@@ -133,9 +134,12 @@ class ABRevert:
 class Rechecked:
     """A grid (results, the table it measured) whose below-floor shapes a floor recheck timed again with the same
     tables (scripts/floor_recheck.sh: round1..N.json under folder): its corrections read each rechecked shape's
-    median over the grid and the rounds (tuner.floor_recheck.rechecked), not the grid's one draw alone."""
+    median over the grid and the rounds (tuner.floor_recheck.rechecked), not the grid's one draw alone. measured: the
+    table the rounds ran (tuner.file_grid.measured_table at their commit), filed where they ran at a later commit
+    than the grid: they are read only if it equals the grid's own table."""
     grid: tuple[str, str]
     folder: str
+    measured: str = ""
 
     @classmethod
     def filed(cls, folder: str, call: str, layout: str, acc: str) -> "Rechecked":
@@ -181,7 +185,10 @@ OVERLAYS: dict[str, dict[str, tuple[OverlayRun, ...]]] = {
                 _grid(S51, "call4", "col", "f16"),
                 Rechecked.filed(S53, "call3", "col", "f16"), Rechecked.filed(S53, "call4", "row", "f16"),
                 Rechecked.filed(S58, "call3", "col", "f16"), ABRevert(f"{S59}/call1", ("col",)),
-                Rechecked.filed(S59, "call4", "row", "f16"), ABRevert(f"{S60}/call1", ("row",))),
+                Rechecked.filed(S59, "call4", "row", "f16"), ABRevert(f"{S60}/call1", ("row",)),
+                Rechecked(_grid(S65, "call1", "row", "f16"), f"{S65}/call3/row_fp16",
+                          f"{S65}/call3/row_fp16/tables/sm90_f16.json.gz"),
+                ABRevert(f"{S65}/call3", ("row",))),
     },
 }
 # Sweeps among those runs: not grids of the tables but the split-K families tuned on the card over the 204 few-tile
@@ -267,7 +274,10 @@ def load_run(gpu: str, acc: str, spec: tuple[str, str] | Rechecked, repo: Path =
     results, measured = spec.grid if isinstance(spec, Rechecked) else spec
     run = _load(gpu, acc, results, measured, repo)
     if isinstance(spec, Rechecked):
-        again = floor_recheck.rechecked(read_json(repo / results), spec.rounds(repo))
+        same = bool(spec.measured) and read_json(repo / spec.measured) == read_json(repo / measured)
+        if spec.measured and not same:
+            raise ValueError(f"{spec.folder}: its rounds ran other tables ({spec.measured}) than the grid ({measured})")
+        again = floor_recheck.rechecked(read_json(repo / results), spec.rounds(repo), same_tables=same)
         run = replace(run, results={s["mnk"]: s["competitors"] for s in again["shapes"]})
     return results, run
 

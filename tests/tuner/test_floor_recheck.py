@@ -144,6 +144,14 @@ def test_rechecked_refuses_rounds_of_other_tables_or_another_card(key, value):
         fr.rechecked(grid, [{"meta": {**META, key: value}, "shapes": [_timed("64_64_64", {"ours": 9.0})]}])
 
 
+def test_rechecked_takes_rounds_of_another_commit_only_where_told_both_ran_the_same_tables():
+    grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0})]}
+    later = [{"meta": {**META, "commit": "fff0000"}, "shapes": [_timed("64_64_64", {"ours": 9.0})]}]
+    assert fr.rechecked(grid, later, same_tables=True)["shapes"][0]["competitors"]["ours"]["kernel_us"] == 10.5
+    with pytest.raises(ValueError, match="gpu"):     # the card is checked all the same
+        fr.rechecked(grid, [{**later[0], "meta": {**later[0]["meta"], "gpu": "NVIDIA H200"}}], same_tables=True)
+
+
 def test_rechecked_refuses_a_round_where_ours_ran_another_choice():
     grid = {"meta": META, "shapes": [_timed("64_64_64", {"ours": 12.0})]}
     with pytest.raises(ValueError, match="another choice"):

@@ -135,6 +135,10 @@ AB_RECORDS = {
     # session 62's: the 27 f32 row entries its resumed f32 row grid and floor recheck changed (calls 1-2)
     ("f32", f"{gpu_overlays.S62}/call4"):
         {"ab": "h100-2026-12-07-s62/call4", "b_layout": "row", "graph": 0, "eager": 0},
+    # session 65's: the 3 f16 row entries session 64-65's grid and its floor recheck changed; none ran slower in
+    # both roles
+    ("f16", f"{gpu_overlays.S65}/call3"):
+        {"ab": "h100-2026-12-07-s65/call3", "b_layout": "row", "graph": 0, "eager": 0},
 }
 
 
@@ -423,3 +427,20 @@ def test_a_rechecked_grid_corrects_by_each_shapes_median_not_its_one_draw():
     assert changed(one_draw) >= {(2048, 64, 4096, "row"), (8192, 8192, 16384, "row"), (8192, 16384, 12288, "row")}
     with pytest.raises(ValueError, match="no floor recheck rounds"):
         gpu_overlays.Rechecked(spec.grid, f"{spec.folder}/nothing_here").rounds(gpu_overlays.REPO)
+
+
+def test_a_recheck_run_at_a_later_commit_is_read_only_if_it_ran_the_grids_table():
+    # session 65's recheck ran at cb31d74, the grid at 2cc82d1 (no table changed between): the table the rounds ran
+    # is filed beside them and compared with the grid's; the A/B's candidate table stands in for another table
+    acc = "f16"
+    runs = gpu_overlays.OVERLAYS[H100][acc]
+    spec = next(run for run in runs if isinstance(run, gpu_overlays.Rechecked) and run.measured)
+    _, run = gpu_overlays.load_run(H100, acc, spec)
+    grid = gpu_overlays.confirm.Run.load(acc, gpu_overlays.REPO / spec.grid[0], gpu_overlays.REPO / spec.grid[1])
+    mnk = spec.rounds(gpu_overlays.REPO)[0]["shapes"][0]["mnk"]
+    assert run.results[mnk] != grid.results[mnk]      # the rounds' medians were read
+    other = gpu_overlays.Rechecked(spec.grid, spec.folder, f"{gpu_overlays.S65}/call3/cand_tables/sm90_f16.json.gz")
+    with pytest.raises(ValueError, match="other tables"):
+        gpu_overlays.load_run(H100, acc, other)
+    with pytest.raises(ValueError, match="commit"):       # without the table beside them, the commits must match
+        gpu_overlays.load_run(H100, acc, gpu_overlays.Rechecked(spec.grid, spec.folder))
