@@ -17,8 +17,8 @@ cp "$STATE/shapes.txt" "$OUT/"
 [ -s "$STATE/shapes.txt" ] || exit 0
 rounds=()
 for r in $(seq 1 "$ROUNDS"); do
-  RESUME_FROM= OUT=$STATE/out$r GRID=$STATE/shapes.txt ACCS=$ACC B_LAYOUT=$B_LAYOUT BASELINES=$BASELINES STATE=$STATE/round$r \
-    DEADLINE=$(( ${DEADLINE:-150} / ROUNDS )) WARMUP_S=0.1 BENCH_S=${BENCH_S:-0.4} SKIP_ENV=1 \
+  RESUME_FROM= OUT=$STATE/out$r GRID=$STATE/shapes.txt ACCS=$ACC B_LAYOUT=$B_LAYOUT BASELINES=$BASELINES \
+    STATE=$STATE/round$r DEADLINE=$(( ${DEADLINE:-150} / ROUNDS )) WARMUP_S=0.1 BENCH_S=${BENCH_S:-0.4} SKIP_ENV=1 \
     bash scripts/h200_eval.sh > "$STATE/round$r.log" 2>&1
   f=$STATE/round$r/eval_$ACC/results.json
   [ -f "$f" ] && rounds+=("$f") && cp "$f" "$OUT/round$r.json"
