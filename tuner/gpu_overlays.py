@@ -274,10 +274,9 @@ def load_run(gpu: str, acc: str, spec: tuple[str, str] | Rechecked, repo: Path =
     results, measured = spec.grid if isinstance(spec, Rechecked) else spec
     run = _load(gpu, acc, results, measured, repo)
     if isinstance(spec, Rechecked):
-        same = bool(spec.measured) and read_json(repo / spec.measured) == read_json(repo / measured)
-        if spec.measured and not same:
+        if spec.measured and read_json(repo / spec.measured) != read_json(repo / measured):
             raise ValueError(f"{spec.folder}: its rounds ran other tables ({spec.measured}) than the grid ({measured})")
-        again = floor_recheck.rechecked(read_json(repo / results), spec.rounds(repo), same_tables=same)
+        again = floor_recheck.rechecked(read_json(repo / results), spec.rounds(repo), same_tables=bool(spec.measured))
         run = replace(run, results={s["mnk"]: s["competitors"] for s in again["shapes"]})
     return results, run
 
